@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Error codes, the Error exception, Result<T> and the no-exceptions error handler.
+#pragma once
+
+#include "dlpackpp/detail/config.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace dlpackpp {
+inline namespace v0 {
+
+/// One code per distinct way a DLPack tensor or request can be wrong.
+enum class Errc : int {
+  version_mismatch = 1,  ///< DLManagedTensorVersioned major version differs from the header's.
+  null_pointer,          ///< A pointer that must not be NULL was NULL.
+  invalid_ndim,          ///< ndim is negative.
+  null_shape,            ///< shape is NULL while ndim > 0.
+  negative_shape,        ///< A dimension is negative.
+  null_strides,          ///< strides is NULL while ndim > 0 under DLPack >= 1.2 strictness.
+  null_data,             ///< data is NULL while the tensor has elements.
+  size_overflow,         ///< Element count or byte size does not fit in int64_t.
+  offset_overflow,       ///< A strided extent or data + byte_offset wraps around.
+  misaligned,            ///< data + byte_offset is not aligned as requested.
+  unsupported_dtype,     ///< Unknown code, bits/lanes of 0, or a code/bits pair DLPack lacks.
+  dtype_mismatch,        ///< The dtype differs from the one the caller requires.
+  unsupported_device,    ///< Unknown device type or a negative device id.
+  device_mismatch,       ///< The device differs from the one the caller requires.
+  rank_mismatch,         ///< ndim differs from the one the caller requires.
+  read_only,             ///< A mutable access to a READ_ONLY tensor.
+  not_contiguous,        ///< The caller requires a row-major contiguous tensor.
+  invalid_flags,         ///< Flags that contradict the tensor (e.g. padded on a >= 8-bit type).
+  invalid_argument,      ///< An argument that does not parse or does not fit.
+  out_of_range,          ///< An index outside its valid range.
+};
+
+/// The enumerator's name, e.g. "negative_shape"; "unknown" for values outside Errc.
+constexpr const char* to_string(Errc code) noexcept {
+  switch (code) {
+    case Errc::version_mismatch: return "version_mismatch";
+    case Errc::null_pointer: return "null_pointer";
+    case Errc::invalid_ndim: return "invalid_ndim";
+    case Errc::null_shape: return "null_shape";
+    case Errc::negative_shape: return "negative_shape";
+    case Errc::null_strides: return "null_strides";
+    case Errc::null_data: return "null_data";
+    case Errc::size_overflow: return "size_overflow";
+    case Errc::offset_overflow: return "offset_overflow";
+    case Errc::misaligned: return "misaligned";
+    case Errc::unsupported_dtype: return "unsupported_dtype";
+    case Errc::dtype_mismatch: return "dtype_mismatch";
+    case Errc::unsupported_device: return "unsupported_device";
+    case Errc::device_mismatch: return "device_mismatch";
+    case Errc::rank_mismatch: return "rank_mismatch";
+    case Errc::read_only: return "read_only";
+    case Errc::not_contiguous: return "not_contiguous";
+    case Errc::invalid_flags: return "invalid_flags";
+    case Errc::invalid_argument: return "invalid_argument";
+    case Errc::out_of_range: return "out_of_range";
+  }
+  return "unknown";
+}
+
+/// A failed DLPack operation: a code to branch on and a message naming the field and value.
+class Error : public std::exception {
+ public:
+  /// `detail` is the specific part; what() prefixes it with "dlpackpp: ".
+  Error(Errc code, std::string_view detail)
+      : code_(code), what_(std::make_shared<const std::string>(make_what(detail))) {}
+
+  /// The failure's code.
+  Errc code() const noexcept { return code_; }
+  /// "dlpackpp: <field> is <value>, <expectation>".
+  const char* what() const noexcept override { return what_->c_str(); }
+
+ private:
+  static std::string make_what(std::string_view detail) {
+    std::string s("dlpackpp: ");
+    s.append(detail.data(), detail.size());
+    return s;
+  }
+
+  Errc code_;
+  // Shared so that copying an exception never allocates or throws.
+  std::shared_ptr<const std::string> what_;
+};
+
+/// Called with the error when a throwing entry point fails and exceptions are disabled.
+using ErrorHandler = void (*)(const Error&) noexcept;
+
+namespace detail {
+inline void default_error_handler(const Error& e) noexcept {
+  std::fputs(e.what(), stderr);
+  std::fputc('\n', stderr);
+  std::fflush(stderr);
+  std::abort();
+}
+
+// A function-local static keeps one handler per program in a header-only library.
+inline ErrorHandler& error_handler_slot() noexcept {
+  static ErrorHandler handler = &default_error_handler;
+  return handler;
+}
+}  // namespace detail
+
+/// Installs `handler` (NULL restores the default) and returns the previous one. Set it once,
+/// before other threads use the library. A handler that returns still ends in abort().
+inline ErrorHandler set_error_handler(ErrorHandler handler) noexcept {
+  ErrorHandler& slot = detail::error_handler_slot();
+  ErrorHandler previous = slot;
+  slot = handler ? handler : &detail::default_error_handler;
+  return previous;
+}
+
+/// Throws `e`, or without exceptions hands it to the error handler and aborts.
+[[noreturn]] inline void throw_error(const Error& e) {
+#if DLPACKPP_USE_EXCEPTIONS
+  throw e;
+#else
+  detail::error_handler_slot()(e);
+  std::abort();
+#endif
+}
+
+namespace detail {
+// Message building without <sstream>: only the failure path pays for it.
+inline void append_part(std::string& s, std::string_view v) { s.append(v.data(), v.size()); }
+inline void append_part(std::string& s, const char* v) { s.append(v); }
+inline void append_part(std::string& s, char v) { s.push_back(v); }
+inline void append_part(std::string& s, bool v) { s.append(v ? "true" : "false"); }
+template <class I, std::enable_if_t<std::is_integral<I>::value && !std::is_same<I, bool>::value &&
+                                        !std::is_same<I, char>::value,
+                                    int> = 0>
+void append_part(std::string& s, I v) {
+  if (std::is_signed<I>::value) {
+    s.append(std::to_string(static_cast<long long>(v)));
+  } else {
+    s.append(std::to_string(static_cast<unsigned long long>(v)));
+  }
+}
+inline void append_part(std::string& s, const std::string& v) { s.append(v); }
+
+/// Builds an Error from message parts (strings, characters and integers).
+template <class... Parts>
+Error make_error(Errc code, const Parts&... parts) {
+  std::string s;
+  (append_part(s, parts), ...);
+  return Error(code, s);
+}
+
+/// Builds and throws (or reports) an Error; kept out of line from hot callers.
+template <class... Parts>
+[[noreturn]] void fail(Errc code, const Parts&... parts) {
+  throw_error(make_error(code, parts...));
+}
+}  // namespace detail
+
+/// Either a T or the Error that prevented it: the non-throwing face of every checked call.
+template <class T>
+class [[nodiscard]] Result {
+  static_assert(!std::is_reference<T>::value, "Result<T&> is not supported");
+
+ public:
+  /// The value type.
+  using value_type = T;
+
+  /// A success holding `value`.
+  Result(T value) noexcept(std::is_nothrow_move_constructible<T>::value) : ok_(true) {
+    ::new (static_cast<void*>(&value_)) T(std::move(value));
+  }
+  /// A failure holding `error`.
+  Result(Error error) noexcept : ok_(false) {
+    ::new (static_cast<void*>(&error_)) Error(std::move(error));
+  }
+  Result(const Result& other) : ok_(other.ok_) {
+    if (ok_) {
+      ::new (static_cast<void*>(&value_)) T(other.value_);
+    } else {
+      ::new (static_cast<void*>(&error_)) Error(other.error_);
+    }
+  }
+  Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value)
+      : ok_(other.ok_) {
+    if (ok_) {
+      ::new (static_cast<void*>(&value_)) T(std::move(other.value_));
+    } else {
+      ::new (static_cast<void*>(&error_)) Error(std::move(other.error_));
+    }
+  }
+  Result& operator=(const Result& other) {
+    if (this != &other) {
+      Result copy(other);
+      destroy();
+      construct_from(std::move(copy));
+    }
+    return *this;
+  }
+  Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
+    if (this != &other) {
+      destroy();
+      construct_from(std::move(other));
+    }
+    return *this;
+  }
+  ~Result() { destroy(); }
+
+  /// True when a value is held.
+  explicit operator bool() const noexcept { return ok_; }
+  /// True when a value is held.
+  bool has_value() const noexcept { return ok_; }
+
+  /// The value; throws (or reports) the held Error when there is none.
+  T& value() & {
+    if (!ok_) throw_error(error_);
+    return value_;
+  }
+  /// The value; throws (or reports) the held Error when there is none.
+  const T& value() const& {
+    if (!ok_) throw_error(error_);
+    return value_;
+  }
+  /// Moves the value out; throws (or reports) the held Error when there is none.
+  T&& value() && {
+    if (!ok_) throw_error(error_);
+    return std::move(value_);
+  }
+  /// The value, which must be present.
+  T& operator*() & noexcept { return checked(), value_; }
+  /// The value, which must be present.
+  const T& operator*() const& noexcept { return checked(), value_; }
+  /// Moves the value out; it must be present.
+  T&& operator*() && noexcept { return checked(), std::move(value_); }
+  /// Member access to the value, which must be present.
+  T* operator->() noexcept { return checked(), &value_; }
+  /// Member access to the value, which must be present.
+  const T* operator->() const noexcept { return checked(), &value_; }
+  /// The error, which must be present (check `has_value()` first).
+  const Error& error() const noexcept {
+    DLPACKPP_ASSERT(!ok_, "Result::error() called on a Result that holds a value");
+    return error_;
+  }
+
+ private:
+  void checked() const noexcept {
+    DLPACKPP_ASSERT(ok_, "Result dereferenced while it holds an error");
+  }
+  void destroy() noexcept {
+    if (ok_) {
+      value_.~T();
+    } else {
+      error_.~Error();
+    }
+  }
+  void construct_from(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
+    ok_ = other.ok_;
+    if (ok_) {
+      ::new (static_cast<void*>(&value_)) T(std::move(other.value_));
+    } else {
+      ::new (static_cast<void*>(&error_)) Error(std::move(other.error_));
+    }
+  }
+
+  union {
+    T value_;
+    Error error_;
+  };
+  bool ok_;
+};
+
+/// Success or the Error that prevented it, for checks that produce nothing.
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  /// The value type.
+  using value_type = void;
+
+  /// A success.
+  Result() noexcept = default;
+  /// A failure holding `error`.
+  Result(Error error) : error_(std::make_shared<const Error>(std::move(error))) {}
+
+  /// True on success.
+  explicit operator bool() const noexcept { return !error_; }
+  /// True on success.
+  bool has_value() const noexcept { return !error_; }
+  /// Throws (or reports) the held Error, if any.
+  void value() const {
+    if (error_) throw_error(*error_);
+  }
+  /// The error, which must be present (check `has_value()` first).
+  const Error& error() const noexcept {
+    DLPACKPP_ASSERT(error_ != nullptr, "Result<void>::error() called on a success");
+    return *error_;
+  }
+
+ private:
+  // A pointer keeps the common success case one word and allocation-free.
+  std::shared_ptr<const Error> error_;
+};
+
+}  // namespace v0
+}  // namespace dlpackpp
