@@ -8,3 +8,8 @@
 #include "dlpackpp/error.hpp"    // Errc, Error, Result<T>, set_error_handler
 #include "dlpackpp/device.hpp"   // Device
 #include "dlpackpp/dtype.hpp"    // DataType, dtype_of<T>, dtype_traits<T>
+#include "dlpackpp/flags.hpp"            // flag::read_only, flag::is_copied, ...
+#include "dlpackpp/int_span.hpp"         // IntSpan
+#include "dlpackpp/validate.hpp"         // validate, ValidateOptions
+#include "dlpackpp/tensor_accessor.hpp"  // TensorAccessor<T, N>
+#include "dlpackpp/tensor_view.hpp"      // TensorView

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// TensorAccessor<T, N>: a trivially copyable strided accessor to pass into kernels by value.
+#pragma once
+
+#include "dlpackpp/detail/config.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace dlpackpp {
+inline namespace v0 {
+
+namespace detail {
+template <class... I>
+constexpr bool all_integral = (std::is_integral<I>::value && ...);
+
+/// A rank-N slice of a TensorAccessor, borrowing its sizes and strides: what chained
+/// operator[] returns. Valid only within the expression that made it.
+template <class T, int N>
+class AccessorSlice {
+ public:
+  DLPACKPP_HOST_DEVICE constexpr AccessorSlice(T* data, const std::int64_t* sizes,
+                                               const std::int64_t* strides) noexcept
+      : data_(data), sizes_(sizes), strides_(strides) {}
+
+  /// Drops the leading dimension.
+  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
+#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
+    DLPACKPP_ASSERT(i >= 0 && i < sizes_[0], "TensorAccessor index out of range");
+#endif
+    if constexpr (N == 1) {
+      return data_[i * strides_[0]];
+    } else {
+      return AccessorSlice<T, N - 1>(data_ + i * strides_[0], sizes_ + 1, strides_ + 1);
+    }
+  }
+  /// Extent of dimension d of this slice.
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept { return sizes_[d]; }
+  /// Stride (elements) of dimension d of this slice.
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept { return strides_[d]; }
+  /// The slice's first element.
+  DLPACKPP_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
+
+ private:
+  T* data_;
+  const std::int64_t* sizes_;
+  const std::int64_t* strides_;
+};
+}  // namespace detail
+
+/// Typed, strided, rank-N access to a tensor's elements. Checks (dtype, rank, writability)
+/// happened when TensorView::accessor<T, N>() made it, so indexing is bare arithmetic and the
+/// accessor can be copied by value into a CUDA/HIP kernel. Indices are not bounds-checked
+/// unless DLPACKPP_ACCESSOR_BOUNDS_CHECK is 1.
+template <class T, int N>
+class TensorAccessor {
+  static_assert(N >= 0, "TensorAccessor rank must be >= 0");
+  // Arrays cannot be empty, so a rank-0 accessor keeps one unused slot.
+  static constexpr std::size_t slots = N > 0 ? static_cast<std::size_t>(N) : 1;
+
+ public:
+  /// Element type (const when the accessor is read-only).
+  using element_type = T;
+  /// The rank.
+  static constexpr int rank = N;
+
+  /// An accessor over nothing; index only one made by TensorView::accessor().
+  constexpr TensorAccessor() noexcept = default;
+
+  /// From a first-element pointer and N sizes and strides (in elements); the caller vouches
+  /// for them. TensorView::accessor() is the checked way to make one.
+  DLPACKPP_HOST_DEVICE TensorAccessor(T* data, const std::int64_t* sizes,
+                                      const std::int64_t* strides) noexcept
+      : data_(data) {
+    for (int d = 0; d < N; ++d) {
+      sizes_[d] = sizes[d];
+      strides_[d] = strides[d];
+    }
+  }
+
+  /// The element at (i0, ..., iN-1).
+  template <class... I, std::enable_if_t<sizeof...(I) == N && detail::all_integral<I...>, int> = 0>
+  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE T& operator()(I... index) const noexcept {
+    const std::int64_t idx[slots] = {static_cast<std::int64_t>(index)...};
+    std::int64_t offset = 0;
+    for (int d = 0; d < N; ++d) {
+#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
+      DLPACKPP_ASSERT(idx[d] >= 0 && idx[d] < sizes_[d], "TensorAccessor index out of range");
+#endif
+      offset += idx[d] * strides_[d];
+    }
+    static_cast<void>(idx);
+    return data_[offset];
+  }
+
+  /// Index the leading dimension: an element for N == 1, a rank N-1 slice otherwise.
+  template <int M = N, std::enable_if_t<(M >= 1), int> = 0>
+  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
+    return detail::AccessorSlice<T, N>(data_, sizes_, strides_)[i];
+  }
+
+  /// Extent of dimension d.
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept { return sizes_[d]; }
+  /// Stride of dimension d, in elements (may be negative).
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept { return strides_[d]; }
+  /// The first element (data + byte_offset of the tensor).
+  DLPACKPP_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  std::int64_t sizes_[slots] = {};
+  std::int64_t strides_[slots] = {};
+};
+
+}  // namespace v0
+}  // namespace dlpackpp
