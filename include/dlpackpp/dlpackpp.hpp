@@ -13,3 +13,5 @@
 #include "dlpackpp/validate.hpp"         // validate, ValidateOptions
 #include "dlpackpp/tensor_accessor.hpp"  // TensorAccessor<T, N>
 #include "dlpackpp/tensor_view.hpp"      // TensorView
+#include "dlpackpp/managed_tensor.hpp"   // ManagedTensor, LegacyManagedTensor, to_versioned, to_legacy
+#include "dlpackpp/producers.hpp"        // from_vector, from_unique_ptr, from_shared_ptr, wrap, allocate

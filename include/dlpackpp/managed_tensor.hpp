@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// BasicManagedTensor: unique ownership of a DLManagedTensorVersioned or legacy
+/// DLManagedTensor, with checked adoption and conversions between the two.
+#pragma once
+
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/device.hpp"
+#include "dlpackpp/dlpack.hpp"
+#include "dlpackpp/dtype.hpp"
+#include "dlpackpp/error.hpp"
+#include "dlpackpp/flags.hpp"
+#include "dlpackpp/int_span.hpp"
+#include "dlpackpp/tensor_view.hpp"
+#include "dlpackpp/validate.hpp"
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+namespace dlpackpp {
+inline namespace v0 {
+
+namespace detail {
+template <class M>
+struct managed_traits;
+
+template <>
+struct managed_traits<DLManagedTensor> {
+  static constexpr bool versioned = false;
+  static constexpr const char* name = "DLManagedTensor";
+};
+#if DLPACKPP_HAS_VERSIONED
+template <>
+struct managed_traits<DLManagedTensorVersioned> {
+  static constexpr bool versioned = true;
+  static constexpr const char* name = "DLManagedTensorVersioned";
+};
+#endif
+
+/// Hands a tensor back to its producer: the deleter, when there is one, exactly once.
+template <class M>
+void release_to_producer(M* p) noexcept {
+  if (p != nullptr && p->deleter != nullptr) p->deleter(p);
+}
+}  // namespace detail
+
+/// The strides of a managed tensor, by value: the producer's, or compact row-major ones
+/// derived without allocation (for ndim <= 8) when it sent NULL. Outlives the handle's calls.
+class Strides {
+ public:
+  /// The strides of `view`.
+  explicit Strides(const TensorView& view) noexcept : view_(view) {}
+  /// The strides as a span, valid while this object lives.
+  IntSpan span() const noexcept { return view_.strides(); }
+  /// As span(); valid while this object lives.
+  operator IntSpan() const noexcept { return span(); }
+  /// First stride.
+  const std::int64_t* data() const noexcept { return span().data(); }
+  /// ndim values.
+  std::size_t size() const noexcept { return span().size(); }
+  /// The stride of dimension i (no bounds check).
+  std::int64_t operator[](std::size_t i) const noexcept { return span()[i]; }
+  /// Start of the strides.
+  const std::int64_t* begin() const noexcept { return span().begin(); }
+  /// End of the strides.
+  const std::int64_t* end() const noexcept { return span().end(); }
+
+ private:
+  TensorView view_;
+};
+
+/// Unique ownership of a DLPack managed tensor (`DLManagedTensorVersioned` or the legacy
+/// `DLManagedTensor`): one pointer, move-only, the producer's deleter called exactly once
+/// (never when it is NULL) on destruction or reset().
+template <class DLManaged>
+class BasicManagedTensor {
+  using traits = detail::managed_traits<DLManaged>;
+
+ public:
+  /// The C struct this handle owns.
+  using managed_type = DLManaged;
+  /// True for DLManagedTensorVersioned.
+  static constexpr bool is_versioned = traits::versioned;
+
+  /// An empty handle.
+  constexpr BasicManagedTensor() noexcept = default;
+
+  /// Adopts `p` after checking it (see adopt); NULL makes an empty handle. On failure the
+  /// tensor has been handed back to its producer and Error is thrown.
+  explicit BasicManagedTensor(DLManaged* p) : ptr_(p == nullptr ? nullptr : adopt(p).release()) {}
+
+  BasicManagedTensor(const BasicManagedTensor&) = delete;
+  BasicManagedTensor& operator=(const BasicManagedTensor&) = delete;
+  /// Takes `other`'s tensor, leaving it empty.
+  BasicManagedTensor(BasicManagedTensor&& other) noexcept : ptr_(other.ptr_) { other.ptr_ = nullptr; }
+  /// Releases the current tensor and takes `other`'s, leaving it empty. Self-move is a no-op.
+  BasicManagedTensor& operator=(BasicManagedTensor&& other) noexcept {
+    if (this != &other) {
+      DLManaged* incoming = other.ptr_;
+      other.ptr_ = nullptr;
+      detail::release_to_producer(std::exchange(ptr_, incoming));
+    }
+    return *this;
+  }
+  /// Hands the tensor back to its producer.
+  ~BasicManagedTensor() { detail::release_to_producer(ptr_); }
+
+  /// Takes ownership of `p` and checks it. A versioned tensor whose major version differs
+  /// from the header's is released without reading past `flags` (Errc::version_mismatch);
+  /// a newer minor is accepted. A malformed tensor is released and its validation error
+  /// returned. NULL is Errc::null_pointer. Never throws a validation error.
+  static Result<BasicManagedTensor> try_adopt(DLManaged* p, ValidateOptions options = {}) {
+    if (p == nullptr) {
+      return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
+    }
+    BasicManagedTensor owned = adopt_unchecked(p);
+    if constexpr (is_versioned) {
+      // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) {
+        const auto major = p->version.major;
+        const auto minor = p->version.minor;
+        owned.reset();
+        return detail::make_error(Errc::version_mismatch, "version.major is ", major,
+                                  " (tensor version ", major, '.', minor,
+                                  "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR,
+                                  " only");
+      }
+      options.flags = p->flags;
+    }
+    Result<void> ok = validate(p->dl_tensor, options);
+    if (!ok) return ok.error();  // `owned` releases the tensor on the way out
+    return owned;
+  }
+  /// As try_adopt, throwing the Error (after the tensor has been released).
+  static BasicManagedTensor adopt(DLManaged* p, const ValidateOptions& options = {}) {
+    return try_adopt(p, options).value();
+  }
+  /// Takes ownership of `p` without any check, for producers the caller trusts.
+  static BasicManagedTensor adopt_unchecked(DLManaged* p) noexcept {
+    BasicManagedTensor t;
+    t.ptr_ = p;
+    return t;
+  }
+
+  /// The owned struct (NULL when empty); ownership stays here.
+  DLManaged* get() const noexcept { return ptr_; }
+  /// Gives up ownership, e.g. to return the tensor to a framework; the handle is left empty.
+  [[nodiscard]] DLManaged* release() noexcept { return std::exchange(ptr_, nullptr); }
+  /// Hands the tensor back to its producer now; the handle is left empty.
+  void reset() noexcept { detail::release_to_producer(std::exchange(ptr_, nullptr)); }
+  /// Exchanges tensors with `other`.
+  void swap(BasicManagedTensor& other) noexcept { std::swap(ptr_, other.ptr_); }
+  /// Exchanges tensors.
+  friend void swap(BasicManagedTensor& a, BasicManagedTensor& b) noexcept { a.swap(b); }
+  /// True when a tensor is owned.
+  explicit operator bool() const noexcept { return ptr_ != nullptr; }
+
+  /// The owned DLTensor; the handle must not be empty.
+  const DLTensor& dl_tensor() const noexcept { return checked()->dl_tensor; }
+  /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path).
+  TensorView view() const noexcept { return TensorView(detail::trusted, dl_tensor(), flags()); }
+
+  /// Number of dimensions.
+  int ndim() const noexcept { return static_cast<int>(dl_tensor().ndim); }
+  /// The extents, straight from the producer.
+  IntSpan shape() const noexcept {
+    return {dl_tensor().shape, static_cast<std::size_t>(dl_tensor().ndim)};
+  }
+  /// The strides by value (derived compact ones when the producer sent NULL).
+  Strides strides() const noexcept { return Strides(view()); }
+  /// Element type.
+  DataType dtype() const noexcept { return dl_tensor().dtype; }
+  /// Where the memory lives.
+  Device device() const noexcept { return dl_tensor().device; }
+  /// Number of elements.
+  std::int64_t numel() const noexcept { return view().numel(); }
+  /// Bytes of the elements (packed or padded sub-byte aware).
+  std::int64_t nbytes() const noexcept { return view().nbytes(); }
+  /// Offset of the first element from the data pointer.
+  std::uint64_t byte_offset() const noexcept { return dl_tensor().byte_offset; }
+  /// The first element (data + byte_offset).
+  void* data() const noexcept { return view().data(); }
+  /// The first element as T*; Errc::dtype_mismatch, or Errc::read_only for non-const T on a
+  /// READ_ONLY tensor.
+  template <class T>
+  T* data() const {
+    return view().template data<T>();
+  }
+
+#if DLPACKPP_HAS_VERSIONED
+  /// The producer's DLPack version ({0, 0} for a legacy tensor, which carries none).
+  DLPackVersion version() const noexcept {
+    if constexpr (is_versioned) {
+      return checked()->version;
+    } else {
+      return DLPackVersion{0, 0};
+    }
+  }
+#endif
+  /// All flag bits, unknown ones included (0 for a legacy tensor).
+  std::uint64_t flags() const noexcept {
+    if constexpr (is_versioned) {
+      return checked()->flags;
+    } else {
+      return 0;
+    }
+  }
+  /// READ_ONLY: writes through this tensor are refused.
+  bool read_only() const noexcept { return (flags() & flag::read_only) != 0; }
+  /// IS_COPIED: the producer made a copy the consumer may treat as its own.
+  bool is_copied() const noexcept { return (flags() & flag::is_copied) != 0; }
+  /// IS_SUBBYTE_TYPE_PADDED: sub-byte elements take a byte each.
+  bool is_subbyte_padded() const noexcept { return (flags() & flag::is_subbyte_type_padded) != 0; }
+
+ private:
+  DLManaged* checked() const noexcept {
+    DLPACKPP_ASSERT(ptr_ != nullptr, "empty BasicManagedTensor dereferenced");
+    return ptr_;
+  }
+
+  DLManaged* ptr_ = nullptr;
+};
+
+/// Owner of a legacy `DLManagedTensor` (DLPack < 1.0 exchange).
+using LegacyManagedTensor = BasicManagedTensor<DLManagedTensor>;
+#if DLPACKPP_HAS_VERSIONED
+/// Owner of a `DLManagedTensorVersioned` (the DLPack >= 1.0 exchange struct).
+using ManagedTensor = BasicManagedTensor<DLManagedTensorVersioned>;
+/// The handle factories return unless told otherwise: versioned where the header has it.
+using DefaultManagedTensor = ManagedTensor;
+#else
+/// The handle factories return unless told otherwise: legacy, as the header has nothing else.
+using DefaultManagedTensor = LegacyManagedTensor;
+#endif
+
+#if DLPACKPP_HAS_VERSIONED
+namespace detail {
+// A wrapper struct of kind To around an owned tensor of kind From; its deleter releases the
+// inner tensor (through its own deleter, exactly once) and then frees the wrapper.
+template <class To, class From>
+struct ConversionWrapper {
+  To outer;
+  From* inner;
+
+  static void deleter(To* self) noexcept {
+    auto* wrapper = static_cast<ConversionWrapper*>(self->manager_ctx);
+    release_to_producer(wrapper->inner);
+    delete wrapper;
+  }
+
+  // When `t` is one of our wrappers, gives back the tensor it wraps (freeing the wrapper)
+  // so that a chain of conversions never grows; NULL otherwise.
+  static From* unwrap(To* t) noexcept {
+    if (t->deleter != &deleter) return nullptr;
+    auto* wrapper = static_cast<ConversionWrapper*>(t->manager_ctx);
+    From* inner = wrapper->inner;
+    delete wrapper;
+    return inner;
+  }
+
+  static To* wrap(From* inner) {
+    auto* wrapper = new ConversionWrapper{};
+    wrapper->inner = inner;
+    wrapper->outer.dl_tensor = inner->dl_tensor;
+    wrapper->outer.manager_ctx = wrapper;
+    wrapper->outer.deleter = &deleter;
+    return &wrapper->outer;
+  }
+};
+}  // namespace detail
+
+/// A versioned tensor that owns `legacy`; the legacy deleter stays responsible for the
+/// memory and runs exactly once. `flags` are the new tensor's flags (e.g. flag::read_only).
+/// On failure `legacy` is left untouched.
+inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
+  if (!legacy) return detail::make_error(Errc::null_pointer, "to_versioned of an empty handle");
+  if ((flags & flag::is_subbyte_type_padded) != 0 && !legacy.dtype().is_subbyte()) {
+    return detail::make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
+                              legacy.dtype().to_string(), " is not a sub-byte type");
+  }
+  using Wrapper = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
+  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
+  static_cast<void>(legacy.release());
+  out->version.major = DLPACKPP_DLPACK_MAJOR;
+  out->version.minor = DLPACKPP_DLPACK_MINOR;
+  out->flags = flags;
+  return ManagedTensor::adopt_unchecked(out);
+}
+/// As try_to_versioned, throwing on failure.
+inline ManagedTensor to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
+  return try_to_versioned(std::move(legacy), flags).value();
+}
+
+/// A legacy tensor that owns `tensor`, for consumers that only speak DLPack < 1.0. Legacy
+/// tensors carry no flags, so a READ_ONLY tensor is refused (Errc::read_only) unless
+/// `drop_read_only`, and a padded sub-byte one always is (Errc::invalid_flags). A tensor
+/// that to_versioned() wrapped comes back unwrapped. On failure `tensor` is left untouched.
+inline Result<LegacyManagedTensor> try_to_legacy(ManagedTensor&& tensor, bool drop_read_only = false) {
+  if (!tensor) return detail::make_error(Errc::null_pointer, "to_legacy of an empty handle");
+  if (tensor.read_only() && !drop_read_only) {
+    return detail::make_error(Errc::read_only,
+                              "tensor is READ_ONLY and a legacy DLManagedTensor cannot say so "
+                              "(pass drop_read_only = true to convert anyway)");
+  }
+  if (tensor.is_subbyte_padded()) {
+    return detail::make_error(Errc::invalid_flags,
+                              "tensor has IS_SUBBYTE_TYPE_PADDED, which a legacy DLManagedTensor "
+                              "cannot express");
+  }
+  using Back = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
+  if (DLManagedTensor* original = Back::unwrap(tensor.get())) {
+    static_cast<void>(tensor.release());
+    return LegacyManagedTensor::adopt_unchecked(original);
+  }
+  using Wrapper = detail::ConversionWrapper<DLManagedTensor, DLManagedTensorVersioned>;
+  DLManagedTensor* out = Wrapper::wrap(tensor.get());
+  static_cast<void>(tensor.release());
+  return LegacyManagedTensor::adopt_unchecked(out);
+}
+/// As try_to_legacy, throwing on failure.
+inline LegacyManagedTensor to_legacy(ManagedTensor&& tensor, bool drop_read_only = false) {
+  return try_to_legacy(std::move(tensor), drop_read_only).value();
+}
+#endif
+
+}  // namespace v0
+}  // namespace dlpackpp

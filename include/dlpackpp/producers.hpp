@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Exporting C++ buffers as DLPack tensors: from_vector, from_unique_ptr, from_shared_ptr,
+/// wrap and allocate. Each export is one heap block (struct + shape + strides + owner) on
+/// top of the buffer itself.
+#pragma once
+
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/device.hpp"
+#include "dlpackpp/dlpack.hpp"
+#include "dlpackpp/dtype.hpp"
+#include "dlpackpp/error.hpp"
+#include "dlpackpp/flags.hpp"
+#include "dlpackpp/int_span.hpp"
+#include "dlpackpp/managed_tensor.hpp"
+#include "dlpackpp/validate.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace dlpackpp {
+inline namespace v0 {
+
+namespace detail {
+
+template <class Handle>
+struct is_managed_handle : std::false_type {};
+template <class M>
+struct is_managed_handle<BasicManagedTensor<M>> : std::true_type {};
+
+/// The struct a handle owns, and its deleter's signature.
+template <class Handle>
+using managed_of = typename Handle::managed_type;
+
+/// One heap block per export: the C struct, the owner, then shape and strides.
+template <class M, class Owner>
+struct ExportBlock {
+  M managed;
+  Owner owner;
+
+  static constexpr std::size_t alignment =
+      alignof(ExportBlock) > alignof(std::int64_t) ? alignof(ExportBlock) : alignof(std::int64_t);
+  // Shape and strides start at the first int64-aligned byte after the block.
+  static constexpr std::size_t arrays_offset =
+      (sizeof(ExportBlock) + alignof(std::int64_t) - 1) / alignof(std::int64_t) * alignof(std::int64_t);
+  static constexpr bool over_aligned = alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
+  static void* allocate(std::size_t bytes) {
+    if constexpr (over_aligned) {
+      return ::operator new(bytes, std::align_val_t{alignment});
+    } else {
+      return ::operator new(bytes);
+    }
+  }
+  static void deallocate(void* raw) noexcept {
+    if constexpr (over_aligned) {
+      ::operator delete(raw, std::align_val_t{alignment});
+    } else {
+      ::operator delete(raw);
+    }
+  }
+
+  static void deleter(M* self) noexcept {
+    auto* block = static_cast<ExportBlock*>(self->manager_ctx);
+    block->~ExportBlock();  // destroys the owner, which frees the buffer
+    deallocate(block);
+  }
+};
+
+/// Shape checks shared by every factory; the tensor itself is validated afterwards.
+inline Result<void> check_parts(IntSpan shape, IntSpan strides) {
+  if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
+    return make_error(Errc::invalid_ndim, "shape has ", shape.size(), " dimensions");
+  }
+  if (!strides.empty() && strides.size() != shape.size()) {
+    return make_error(Errc::invalid_argument, "strides has ", strides.size(),
+                      " values but shape has ", shape.size());
+  }
+  return {};
+}
+
+/// Builds and validates the export, consuming `owner` only on success.
+template <class Handle, class Owner>
+Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                           Device device, Owner&& owner, std::uint64_t flags) {
+  static_assert(is_managed_handle<Handle>::value,
+                "the first template argument must be ManagedTensor or LegacyManagedTensor");
+  using M = managed_of<Handle>;
+  using O = std::decay_t<Owner>;
+  using Block = ExportBlock<M, O>;
+  static_assert(std::is_nothrow_destructible<O>::value, "the owner's destructor must not throw");
+
+  Result<void> parts = check_parts(shape, strides);
+  if (!parts) return parts.error();
+  if constexpr (!Handle::is_versioned) {
+    if (flags != 0) {
+      return make_error(flags & flag::read_only ? Errc::read_only : Errc::invalid_flags,
+                        "flags is ", flags, ", but a legacy DLManagedTensor carries no flags");
+    }
+  }
+
+  const auto ndim = static_cast<std::int32_t>(shape.size());
+  // Exports always carry strides: DLPack >= 1.2 requires them and consumers then need not
+  // normalize.
+  std::int64_t compact[DLPACKPP_VIEW_INLINE_NDIM > 0 ? DLPACKPP_VIEW_INLINE_NDIM : 1];
+  std::vector<std::int64_t> compact_heap;
+  const std::int64_t* stride_values = strides.data();
+  if (strides.empty() && ndim > 0) {
+    std::int64_t* out = compact;
+    if (ndim > DLPACKPP_VIEW_INLINE_NDIM) {
+      compact_heap.resize(static_cast<std::size_t>(ndim));
+      out = compact_heap.data();
+    }
+    std::int64_t running = 1;
+    for (std::int32_t d = ndim - 1; d >= 0; --d) {
+      out[d] = running;
+      const std::int64_t extent = shape[static_cast<std::size_t>(d)];
+      if (extent > 0 && mul_overflows(running, extent, running)) {
+        return make_error(Errc::size_overflow, "shape[", d, "] is ", extent,
+                          ", the compact strides overflow int64");
+      }
+    }
+    stride_values = out;
+  }
+
+  DLTensor t{};
+  t.data = data;
+  t.device = device;
+  t.ndim = static_cast<decltype(t.ndim)>(ndim);
+  t.dtype = dtype;
+  t.shape = const_cast<shape_field_t>(shape.data());
+  t.strides = ndim > 0 ? const_cast<shape_field_t>(stride_values) : nullptr;
+  t.byte_offset = 0;
+  ValidateOptions options;
+  options.flags = flags;
+  Result<void> ok = validate(t, options);
+  if (!ok) return ok.error();
+
+  const auto n = static_cast<std::size_t>(ndim);
+  void* raw = Block::allocate(Block::arrays_offset + 2 * n * sizeof(std::int64_t));
+  auto* arrays = reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + Block::arrays_offset);
+  for (std::size_t i = 0; i < 2 * n; ++i) {
+    ::new (static_cast<void*>(arrays + i)) std::int64_t(i < n ? shape[i] : stride_values[i - n]);
+  }
+  struct FreeOnThrow {
+    void* raw;
+    ~FreeOnThrow() {
+      if (raw != nullptr) Block::deallocate(raw);
+    }
+  } guard{raw};
+  auto* block = ::new (raw) Block{M{}, O(std::forward<Owner>(owner))};
+  guard.raw = nullptr;
+  M& m = block->managed;
+  m.dl_tensor = t;
+  m.dl_tensor.shape = n > 0 ? arrays : nullptr;
+  m.dl_tensor.strides = n > 0 ? arrays + n : nullptr;
+  m.manager_ctx = block;
+  m.deleter = &Block::deleter;
+  if constexpr (Handle::is_versioned) {
+    m.version.major = DLPACKPP_DLPACK_MAJOR;
+    m.version.minor = DLPACKPP_DLPACK_MINOR;
+    m.flags = flags;
+  }
+  return Handle::adopt_unchecked(&m);
+}
+
+/// Owns a block from operator new with 256-byte alignment.
+struct AlignedBuffer {
+  static constexpr std::align_val_t alignment{256};
+  void* ptr = nullptr;
+
+  explicit AlignedBuffer(std::size_t bytes)
+      : ptr(::operator new(bytes == 0 ? 1 : bytes, alignment)) {}
+  AlignedBuffer(AlignedBuffer&& other) noexcept : ptr(std::exchange(other.ptr, nullptr)) {}
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(AlignedBuffer&&) = delete;
+  ~AlignedBuffer() {
+    if (ptr != nullptr) ::operator delete(ptr, alignment);
+  }
+};
+
+template <class T>
+constexpr std::uint64_t const_flags() noexcept {
+  return std::is_const<T>::value ? flag::read_only : 0;
+}
+
+/// The element count of a shape the caller supplies, naming a bad extent or an overflow.
+inline Result<std::int64_t> try_numel(IntSpan shape) {
+  std::int64_t n = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 0) {
+      return make_error(Errc::negative_shape, "shape[", d, "] is ", shape[d], ", must be >= 0");
+    }
+    if (mul_overflows(n, shape[d], n)) {
+      return make_error(Errc::size_overflow, "shape[", d, "] is ", shape[d],
+                        ", the element count overflows int64");
+    }
+  }
+  return n;
+}
+}  // namespace detail
+
+/// Exports any memory: `owner` (a lambda, a handle, a guard; anything movable) is moved into
+/// the export and destroyed when the consumer calls the deleter. Empty `strides` means
+/// compact row-major. The parts are validated first; on failure `owner` is not consumed.
+template <class Handle = DefaultManagedTensor, class Owner>
+Result<Handle> try_wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides, Device device,
+                        Owner&& owner, std::uint64_t flags = 0) {
+  return detail::make_export<Handle>(data, dtype, shape, strides, device,
+                                     std::forward<Owner>(owner), flags);
+}
+/// As try_wrap, throwing on failure.
+template <class Handle = DefaultManagedTensor, class Owner>
+Handle wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides, Device device,
+            Owner&& owner, std::uint64_t flags = 0) {
+  return try_wrap<Handle>(data, dtype, shape, strides, device, std::forward<Owner>(owner), flags)
+      .value();
+}
+
+/// Exports a vector's buffer without copying it; the vector lives on inside the export.
+/// Errc::invalid_argument when shape's element count differs from the vector's size.
+template <class Handle = DefaultManagedTensor, class T, class Alloc>
+Result<Handle> try_from_vector(std::vector<T, Alloc>&& values, IntSpan shape) {
+  static_assert(!std::is_same<T, bool>::value,
+                "std::vector<bool> is bit-packed and cannot be exported; use std::vector<uint8_t>");
+  const Result<std::int64_t> numel = detail::try_numel(shape);
+  if (!numel) return numel.error();
+  if (static_cast<std::uint64_t>(*numel) != values.size()) {
+    return detail::make_error(Errc::invalid_argument, "shape has ", *numel,
+                              " elements but the vector has ", values.size());
+  }
+  void* data = values.data();
+  return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(),
+                                     std::move(values), 0);
+}
+/// As try_from_vector, throwing on failure.
+template <class Handle = DefaultManagedTensor, class T, class Alloc>
+Handle from_vector(std::vector<T, Alloc>&& values, IntSpan shape) {
+  return try_from_vector<Handle>(std::move(values), shape).value();
+}
+
+/// Exports the array a unique_ptr owns (T may be const, which makes the export READ_ONLY);
+/// the deleter D runs when the consumer is done.
+template <class Handle = DefaultManagedTensor, class T, class D>
+Result<Handle> try_from_unique_ptr(std::unique_ptr<T, D>&& ptr, IntSpan shape) {
+  using E = std::remove_extent_t<T>;
+  void* data = const_cast<std::remove_const_t<E>*>(ptr.get());
+  return detail::make_export<Handle>(data, dtype_of<E>, shape, {}, Device::cpu(), std::move(ptr),
+                                     detail::const_flags<E>());
+}
+/// As try_from_unique_ptr, throwing on failure.
+template <class Handle = DefaultManagedTensor, class T, class D>
+Handle from_unique_ptr(std::unique_ptr<T, D>&& ptr, IntSpan shape) {
+  return try_from_unique_ptr<Handle>(std::move(ptr), shape).value();
+}
+
+/// Exports memory a shared_ptr keeps alive; the export holds one reference until the
+/// consumer is done. A shared_ptr to const makes the export READ_ONLY.
+template <class Handle = DefaultManagedTensor, class T>
+Result<Handle> try_from_shared_ptr(std::shared_ptr<T> ptr, IntSpan shape) {
+  using E = std::remove_extent_t<T>;
+  void* data = const_cast<std::remove_const_t<E>*>(ptr.get());
+  return detail::make_export<Handle>(data, dtype_of<E>, shape, {}, Device::cpu(), std::move(ptr),
+                                     detail::const_flags<E>());
+}
+/// As try_from_shared_ptr, throwing on failure.
+template <class Handle = DefaultManagedTensor, class T>
+Handle from_shared_ptr(std::shared_ptr<T> ptr, IntSpan shape) {
+  return try_from_shared_ptr<Handle>(std::move(ptr), shape).value();
+}
+
+/// A fresh, zero-filled, compact host tensor whose data is aligned to 256 bytes, as DLPack
+/// recommends. Only Device::cpu() memory can be made here (Errc::unsupported_device).
+template <class Handle = DefaultManagedTensor>
+Result<Handle> try_allocate(DataType dtype, IntSpan shape, Device device = Device::cpu()) {
+  if (device != Device::cpu()) {
+    return detail::make_error(Errc::unsupported_device, "allocate makes host memory; device ",
+                              device.to_string(), " needs its own allocator (export it with wrap)");
+  }
+  const Result<std::int64_t> numel = detail::try_numel(shape);
+  if (!numel) return numel.error();
+  const Result<std::int64_t> bytes = dtype.try_storage_bytes(*numel);
+  if (!bytes) return bytes.error();
+  detail::AlignedBuffer buffer(static_cast<std::size_t>(*bytes));
+  std::memset(buffer.ptr, 0, static_cast<std::size_t>(*bytes));
+  void* data = *numel == 0 ? nullptr : buffer.ptr;
+  return detail::make_export<Handle>(data, dtype, shape, {}, device, std::move(buffer), 0);
+}
+/// As try_allocate, throwing on failure.
+template <class Handle = DefaultManagedTensor>
+Handle allocate(DataType dtype, IntSpan shape, Device device = Device::cpu()) {
+  return try_allocate<Handle>(dtype, shape, device).value();
+}
+
+}  // namespace v0
+}  // namespace dlpackpp
