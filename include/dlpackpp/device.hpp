@@ -50,14 +50,6 @@ inline constexpr std::int32_t device_code_count =
 constexpr const char* device_name(std::int32_t code) noexcept {
   return (code >= 0 && code < device_code_count) ? device_names[code] : nullptr;
 }
-
-constexpr bool names_equal(const char* a, std::string_view b) noexcept {
-  std::size_t i = 0;
-  for (; a[i] != '\0'; ++i) {
-    if (i >= b.size() || a[i] != b[i]) return false;
-  }
-  return i == b.size();
-}
 }  // namespace detail
 
 /// Where a tensor's memory lives: a DLDeviceType code and a device ordinal.

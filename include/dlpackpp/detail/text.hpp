@@ -28,6 +28,15 @@ constexpr bool parse_decimal(std::string_view s, std::uint64_t max, std::uint64_
   return true;
 }
 
+/// True when the NUL-terminated `a` spells exactly `b`.
+constexpr bool names_equal(const char* a, std::string_view b) noexcept {
+  std::size_t i = 0;
+  for (; a[i] != '\0'; ++i) {
+    if (i >= b.size() || a[i] != b[i]) return false;
+  }
+  return i == b.size();
+}
+
 /// Quotes user input in error messages so that empty or odd strings stay visible.
 inline std::string quoted(std::string_view s) {
   std::string q;
