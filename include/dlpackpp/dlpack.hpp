@@ -12,23 +12,35 @@
 
 #include "dlpackpp/detail/config.hpp"
 
-#if defined(DLPACK_DLPACK_H_)
-// The user included a dlpack.h first: it wins.
-#elif defined(DLPACKPP_DLPACK_HEADER)
+#if !defined(DLPACK_DLPACK_H_) && defined(DLPACKPP_DLPACK_HEADER)
 #include DLPACKPP_DLPACK_HEADER
-#elif defined(DLPACKPP_USE_BUNDLED_DLPACK) && DLPACKPP_USE_BUNDLED_DLPACK
-#include "dlpackpp/bundled/dlpack.h"
-#elif defined(__has_include)
+#endif
+
+// DLPACKPP_DETAIL_WANT_EXTERNAL: 1 unless the user pinned the bundled header.
+#ifndef DLPACKPP_USE_BUNDLED_DLPACK
+#define DLPACKPP_DETAIL_WANT_EXTERNAL 1
+#elif DLPACKPP_USE_BUNDLED_DLPACK
+#define DLPACKPP_DETAIL_WANT_EXTERNAL 0
+#else
+#define DLPACKPP_DETAIL_WANT_EXTERNAL 1
+#endif
+
+#if !defined(DLPACK_DLPACK_H_) && DLPACKPP_DETAIL_WANT_EXTERNAL
+#if defined(__has_include)
 #if __has_include(<dlpack/dlpack.h>)
 #include <dlpack/dlpack.h>
-#elif defined(DLPACKPP_USE_BUNDLED_DLPACK)
-#error "DLPACKPP_USE_BUNDLED_DLPACK=0 but <dlpack/dlpack.h> is not on the include path"
-#else
-#include "dlpackpp/bundled/dlpack.h"
 #endif
 #elif defined(DLPACKPP_USE_BUNDLED_DLPACK)
-#include <dlpack/dlpack.h>
-#else
+#include <dlpack/dlpack.h>  // =0 without __has_include: the external header is required
+#endif
+#endif
+#undef DLPACKPP_DETAIL_WANT_EXTERNAL
+
+// The one place the bundled header comes in (so the single-header copy inlines it once).
+#ifndef DLPACK_DLPACK_H_
+#if defined(DLPACKPP_USE_BUNDLED_DLPACK) && !DLPACKPP_USE_BUNDLED_DLPACK
+#error "DLPACKPP_USE_BUNDLED_DLPACK=0 but <dlpack/dlpack.h> is not on the include path"
+#endif
 #include "dlpackpp/bundled/dlpack.h"
 #endif
 
