@@ -348,7 +348,8 @@ struct dtype_traits<__bf16> {
 
 namespace detail {
 // Every standard integer type by size and signedness, so int64_t works whether the platform
-// spells it long or long long. char (signedness varies) and wchar_t are deliberately absent.
+// spells it long or long long. char (signedness varies) and the other character types are
+// deliberately absent.
 template <class I>
 struct integer_dtype {
   static constexpr DLDataType value = {
@@ -374,10 +375,20 @@ struct complex_like<
     : std::true_type {};
 
 template <class T>
+constexpr bool is_character =
+    std::is_same<T, char>::value || std::is_same<T, wchar_t>::value ||
+#if defined(__cpp_char8_t)
+    std::is_same<T, char8_t>::value ||
+#endif
+    std::is_same<T, char16_t>::value || std::is_same<T, char32_t>::value;
+
+// The size bound keeps out __int128, which is integral under -std=gnu++ but has no DLPack
+// dtype; without it dtype_of<__int128> would silently be the invalid pair int128. sizeof is
+// taken of char for non-integers so that has_dtype<void> or an incomplete type stays false.
+template <class T>
 constexpr bool is_standard_integer =
-    std::is_integral<T>::value && !std::is_same<T, bool>::value && !std::is_same<T, char>::value &&
-    !std::is_same<T, wchar_t>::value && !std::is_same<T, char16_t>::value &&
-    !std::is_same<T, char32_t>::value;
+    std::is_integral<T>::value && !std::is_same<T, bool>::value && !is_character<T> &&
+    sizeof(std::conditional_t<std::is_integral<T>::value, T, char>) <= 8;
 
 template <class T>
 constexpr bool always_false = false;

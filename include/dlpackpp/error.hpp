@@ -164,10 +164,21 @@ template <class... Parts>
 }
 }  // namespace detail
 
+namespace detail {
+// Never constructed: stands in for `const Result&` when T cannot be copied, so that Result has
+// no copy operations (the user-declared moves delete the implicit ones) and
+// std::is_copy_constructible tells the truth.
+struct NotCopyable {
+  NotCopyable() = delete;
+};
+}  // namespace detail
+
 /// Either a T or the Error that prevented it: the non-throwing face of every checked call.
 template <class T>
 class [[nodiscard]] Result {
   static_assert(!std::is_reference<T>::value, "Result<T&> is not supported");
+  using copy_source = std::conditional_t<std::is_copy_constructible<T>::value, const Result&,
+                                         const detail::NotCopyable&>;
 
  public:
   /// The value type.
@@ -181,7 +192,7 @@ class [[nodiscard]] Result {
   Result(Error error) noexcept : ok_(false) {
     ::new (static_cast<void*>(&error_)) Error(std::move(error));
   }
-  Result(const Result& other) : ok_(other.ok_) {
+  Result(copy_source other) : ok_(other.ok_) {
     if (ok_) {
       ::new (static_cast<void*>(&value_)) T(other.value_);
     } else {
@@ -196,7 +207,7 @@ class [[nodiscard]] Result {
       ::new (static_cast<void*>(&error_)) Error(std::move(other.error_));
     }
   }
-  Result& operator=(const Result& other) {
+  Result& operator=(copy_source other) {
     if (this != &other) {
       Result copy(other);
       destroy();
