@@ -57,8 +57,9 @@ class Device {
  public:
   /// `cpu:0`.
   constexpr Device() noexcept = default;
-  /// A device of `type` with ordinal `id`.
-  constexpr Device(DLDeviceType type, std::int32_t id = 0) noexcept
+  /// A device of `type` with ordinal `id`. Explicit so that `device == kDLCUDA` does not
+  /// compile into a comparison that silently includes id 0.
+  explicit constexpr Device(DLDeviceType type, std::int32_t id = 0) noexcept
       : type_(static_cast<std::int32_t>(type)), id_(id) {}
   /// Implicit from the C struct, so a Device can be passed wherever a DLDevice is at hand.
   constexpr Device(DLDevice d) noexcept
