@@ -15,6 +15,7 @@
 #include "dlpackpp/validate.hpp"
 
 #include <cstdint>
+#include <iosfwd>
 #include <type_traits>
 #include <utility>
 
@@ -52,19 +53,38 @@ class Strides {
   /// The strides of `view`.
   explicit Strides(const TensorView& view) noexcept : view_(view) {}
   /// The strides as a span, valid while this object lives.
-  IntSpan span() const noexcept { return view_.strides(); }
+  IntSpan span() const& noexcept { return view_.strides(); }
+  /// Deleted: a span of a temporary Strides would dangle (`IntSpan s = t.strides().span();`).
+  IntSpan span() const&& = delete;
   /// As span(); valid while this object lives.
-  operator IntSpan() const noexcept { return span(); }
+  operator IntSpan() const& noexcept { return span(); }
+  /// Deleted: `IntSpan s = t.strides();` would dangle; keep the Strides (`auto s = ...`).
+  operator IntSpan() const&& = delete;
   /// First stride.
-  const std::int64_t* data() const noexcept { return span().data(); }
+  const std::int64_t* data() const noexcept { return view_.strides().data(); }
   /// ndim values.
-  std::size_t size() const noexcept { return span().size(); }
+  std::size_t size() const noexcept { return view_.strides().size(); }
   /// The stride of dimension i (no bounds check).
-  std::int64_t operator[](std::size_t i) const noexcept { return span()[i]; }
+  std::int64_t operator[](std::size_t i) const noexcept { return view_.strides()[i]; }
   /// Start of the strides.
-  const std::int64_t* begin() const noexcept { return span().begin(); }
+  const std::int64_t* begin() const noexcept { return view_.strides().begin(); }
   /// End of the strides.
-  const std::int64_t* end() const noexcept { return span().end(); }
+  const std::int64_t* end() const noexcept { return view_.strides().end(); }
+
+  /// Same values as `b` (works on temporaries, unlike the conversion to IntSpan).
+  friend bool operator==(const Strides& a, IntSpan b) noexcept { return a.view_.strides() == b; }
+  /// Different values from `b`.
+  friend bool operator!=(const Strides& a, IntSpan b) noexcept { return !(a == b); }
+  /// Same values.
+  friend bool operator==(const Strides& a, const Strides& b) noexcept { return a == b.view_.strides(); }
+  /// Different values.
+  friend bool operator!=(const Strides& a, const Strides& b) noexcept { return !(a == b); }
+  /// Streams as "[3, 1]".
+  template <class Traits>
+  friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
+                                                      const Strides& s) {
+    return os << s.view_.strides();
+  }
 
  private:
   TensorView view_;

@@ -106,36 +106,17 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   }
 
   const auto ndim = static_cast<std::int32_t>(shape.size());
-  // Exports always carry strides: DLPack >= 1.2 requires them and consumers then need not
-  // normalize.
-  std::int64_t compact[DLPACKPP_VIEW_INLINE_NDIM > 0 ? DLPACKPP_VIEW_INLINE_NDIM : 1];
-  std::vector<std::int64_t> compact_heap;
-  const std::int64_t* stride_values = strides.data();
-  if (strides.empty() && ndim > 0) {
-    std::int64_t* out = compact;
-    if (ndim > DLPACKPP_VIEW_INLINE_NDIM) {
-      compact_heap.resize(static_cast<std::size_t>(ndim));
-      out = compact_heap.data();
-    }
-    std::int64_t running = 1;
-    for (std::int32_t d = ndim - 1; d >= 0; --d) {
-      out[d] = running;
-      const std::int64_t extent = shape[static_cast<std::size_t>(d)];
-      if (extent > 0 && mul_overflows(running, extent, running)) {
-        return make_error(Errc::size_overflow, "shape[", d, "] is ", extent,
-                          ", the compact strides overflow int64");
-      }
-    }
-    stride_values = out;
-  }
-
   DLTensor t{};
   t.data = data;
   t.device = device;
   t.ndim = static_cast<decltype(t.ndim)>(ndim);
   t.dtype = dtype;
   t.shape = const_cast<shape_field_t>(shape.data());
-  t.strides = ndim > 0 ? const_cast<shape_field_t>(stride_values) : nullptr;
+  // Without caller strides this validates exactly what the export will hold: validate()
+  // checks that the compact strides derived from the shape fit in int64, and they are then
+  // written straight into the block. A temporary array would cost an allocation for
+  // ndim > DLPACKPP_VIEW_INLINE_NDIM, breaking "one allocation per export".
+  t.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
   t.byte_offset = 0;
   ValidateOptions options;
   options.flags = flags;
@@ -145,8 +126,18 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   const auto n = static_cast<std::size_t>(ndim);
   void* raw = Block::allocate(Block::arrays_offset + 2 * n * sizeof(std::int64_t));
   auto* arrays = reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + Block::arrays_offset);
-  for (std::size_t i = 0; i < 2 * n; ++i) {
-    ::new (static_cast<void*>(arrays + i)) std::int64_t(i < n ? shape[i] : stride_values[i - n]);
+  for (std::size_t i = 0; i < n; ++i) {
+    ::new (static_cast<void*>(arrays + i)) std::int64_t(shape[i]);
+    if (!strides.empty()) ::new (static_cast<void*>(arrays + n + i)) std::int64_t(strides[i]);
+  }
+  if (strides.empty()) {
+    // Exports always carry strides: DLPack >= 1.2 requires them, so consumers need not
+    // derive them. A zero extent counts as one, as in TensorView.
+    std::int64_t running = 1;
+    for (std::size_t i = n; i-- > 0;) {
+      ::new (static_cast<void*>(arrays + n + i)) std::int64_t(running);
+      running *= shape[i] > 0 ? shape[i] : 1;  // validate() proved the product fits
+    }
   }
   struct FreeOnThrow {
     void* raw;

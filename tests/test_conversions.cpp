@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+// to_versioned / to_legacy: chains keep the original deleter responsible; refusals leave input owned.
+#include <dlpackpp/dlpackpp.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace {
+
+using dlpackpp::DataType;
+using dlpackpp::Device;
+using dlpackpp::Errc;
+using dlpackpp::Error;
+using dlpackpp::IntSpan;
+using dlpackpp::LegacyManagedTensor;
+using dlpackpp::ManagedTensor;
+using dlpackpp::TensorView;
+namespace flag = dlpackpp::flag;
+
+// A hand-made producer with everything a conversion could lose: column-major strides, a
+// byte offset, a non-default device id, and recognisable values.
+template <class M>
+struct Original {
+  M managed{};
+  std::int64_t shape[2] = {2, 3};
+  std::int64_t strides[2] = {1, 2};
+  float values[7] = {-1, 0, 1, 2, 3, 4, 5};
+  int* deletes = nullptr;
+
+  static M* make(int& deletes, DataType dtype = DataType::float32(), std::uint64_t flags = 0) {
+    auto* o = new Original{};
+    o->deletes = &deletes;
+    M& m = o->managed;
+    m.dl_tensor.data = o->values;
+    m.dl_tensor.byte_offset = sizeof(float);
+    m.dl_tensor.device = Device(kDLCPU, 0);
+    m.dl_tensor.ndim = 2;
+    m.dl_tensor.dtype = dtype;
+    m.dl_tensor.shape = o->shape;
+    m.dl_tensor.strides = o->strides;
+    m.manager_ctx = o;
+    m.deleter = &count_and_free;
+    if constexpr (std::is_same<M, DLManagedTensorVersioned>::value) {
+      m.version.major = DLPACK_MAJOR_VERSION;
+      m.version.minor = DLPACK_MINOR_VERSION;
+      m.flags = flags;
+    }
+    return &m;
+  }
+  static void count_and_free(M* self) {
+    auto* o = static_cast<Original*>(self->manager_ctx);
+    ++*o->deletes;
+    delete o;
+  }
+  static void free_uncounted(M* self) { delete static_cast<Original*>(self->manager_ctx); }
+};
+
+template <class F>
+void expect_errc(Errc want, F&& f) {
+  try {
+    std::forward<F>(f)();
+    ADD_FAILURE() << "no Error thrown, expected " << dlpackpp::to_string(want);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), want) << e.what();
+  }
+}
+
+// The view contents a conversion must carry over unchanged.
+void expect_same_contents(const TensorView& got, const TensorView& want) {
+  EXPECT_EQ(got.data(), want.data());
+  EXPECT_EQ(got.byte_offset(), want.byte_offset());
+  EXPECT_EQ(got.dtype(), want.dtype());
+  EXPECT_EQ(got.device(), want.device());
+  EXPECT_EQ(got.shape(), want.shape());
+  EXPECT_EQ(got.strides(), want.strides());
+  EXPECT_EQ(got.numel(), want.numel());
+}
+
+class Conversions : public ::testing::Test {
+ protected:
+  LegacyManagedTensor legacy(DataType dtype = DataType::float32()) {
+    return LegacyManagedTensor::adopt(Original<DLManagedTensor>::make(deletes, dtype));
+  }
+  ManagedTensor versioned(std::uint64_t flags = 0, DataType dtype = DataType::float32()) {
+    return ManagedTensor::adopt(Original<DLManagedTensorVersioned>::make(deletes, dtype, flags));
+  }
+  int deletes = 0;
+};
+
+TEST_F(Conversions, ToVersionedStampsTheHeadersVersionAndTheGivenFlags) {
+  const std::uint64_t flags = flag::read_only | flag::is_copied | (std::uint64_t{1} << 40);
+  LegacyManagedTensor in = legacy();
+  DLManagedTensor* original = in.get();
+  {
+    ManagedTensor out = dlpackpp::to_versioned(std::move(in), flags);
+    EXPECT_FALSE(in);
+    EXPECT_EQ(out.version().major, static_cast<std::uint32_t>(DLPACK_MAJOR_VERSION));
+    EXPECT_EQ(out.version().minor, static_cast<std::uint32_t>(DLPACK_MINOR_VERSION));
+    EXPECT_EQ(out.flags(), flags);
+    EXPECT_TRUE(out.read_only());
+    expect_errc(Errc::read_only, [&] { static_cast<void>(out.data<float>()); });
+    expect_same_contents(out.view(), TensorView(original->dl_tensor));
+    EXPECT_EQ(deletes, 0);
+  }
+  EXPECT_EQ(deletes, 1);
+}
+
+TEST_F(Conversions, ToVersionedDefaultsToNoFlags) {
+  ManagedTensor out = dlpackpp::to_versioned(legacy());
+  EXPECT_EQ(out.flags(), 0u);
+}
+
+TEST_F(Conversions, ToLegacyUnwrapsWhatToVersionedWrapped) {
+  LegacyManagedTensor in = legacy();
+  DLManagedTensor* original = in.get();
+  LegacyManagedTensor back = dlpackpp::to_legacy(dlpackpp::to_versioned(std::move(in)));
+  EXPECT_EQ(back.get(), original);
+  EXPECT_EQ(back.get()->deleter, &Original<DLManagedTensor>::count_and_free);
+  EXPECT_EQ(deletes, 0);
+  back.reset();
+  EXPECT_EQ(deletes, 1);
+}
+
+TEST_F(Conversions, ToLegacyKeepsTheVersionedDeleterResponsible) {
+  ManagedTensor in = versioned(flag::is_copied);
+  const TensorView before = in.view();
+  {
+    LegacyManagedTensor out = dlpackpp::to_legacy(std::move(in));
+    EXPECT_FALSE(in);
+    expect_same_contents(out.view(), before);
+    EXPECT_EQ(deletes, 0);
+  }
+  EXPECT_EQ(deletes, 1);
+}
+
+// A chain of conversions: 'L' converts to legacy, 'V' to versioned, starting from `start`.
+struct Chain {
+  char start;
+  const char* steps;
+};
+
+TEST_F(Conversions, ChainsKeepContentsAndCallTheOriginalDeleterOnceAtTheEnd) {
+  const Chain chains[] = {
+      {'L', "V"}, {'L', "VL"}, {'L', "VLVLVLV"}, {'L', "VLVLVLVL"},
+      {'V', "L"}, {'V', "LV"}, {'V', "LVLVLVL"}, {'V', "LVLVLVLV"},
+  };
+  for (const Chain& chain : chains) {
+    SCOPED_TRACE(std::string(1, chain.start) + "->" + chain.steps);
+    deletes = 0;
+    std::variant<LegacyManagedTensor, ManagedTensor> t;
+    if (chain.start == 'L') {
+      t = legacy();
+    } else {
+      t = versioned();
+    }
+    const TensorView original = std::visit([](const auto& h) { return h.view(); }, t);
+    for (const char* step = chain.steps; *step != '\0'; ++step) {
+      if (*step == 'V') {
+        t = dlpackpp::to_versioned(std::get<LegacyManagedTensor>(std::move(t)), flag::is_copied);
+        EXPECT_TRUE(std::get<ManagedTensor>(t).is_copied());
+      } else {
+        t = dlpackpp::to_legacy(std::get<ManagedTensor>(std::move(t)));
+      }
+      std::visit([&](const auto& h) { expect_same_contents(h.view(), original); }, t);
+      EXPECT_EQ(deletes, 0);
+    }
+    // Every intermediate struct must still be a valid tensor a consumer could adopt.
+    std::visit(
+        [](auto& h) {
+          using Handle = std::decay_t<decltype(h)>;
+          h = Handle::adopt(h.release());
+        },
+        t);
+    t = LegacyManagedTensor();
+    EXPECT_EQ(deletes, 1);
+  }
+}
+
+TEST_F(Conversions, ToLegacyRefusesReadOnlyAndLeavesTheInputOwning) {
+  ManagedTensor in = versioned(flag::read_only);
+  DLManagedTensorVersioned* p = in.get();
+  const void* data = in.data();
+  auto r = dlpackpp::try_to_legacy(std::move(in));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), Errc::read_only);
+  expect_errc(Errc::read_only, [&] { static_cast<void>(dlpackpp::to_legacy(std::move(in))); });
+  EXPECT_EQ(in.get(), p);
+  EXPECT_EQ(deletes, 0);
+
+  LegacyManagedTensor out = dlpackpp::to_legacy(std::move(in), /*drop_read_only=*/true);
+  EXPECT_FALSE(in);
+  EXPECT_EQ(out.data<float>(), data);  // the caller chose to make it writable
+  out.reset();
+  EXPECT_EQ(deletes, 1);
+}
+
+TEST_F(Conversions, ToLegacyRefusesSubbytePaddedEvenWhenDroppingReadOnly) {
+  ManagedTensor in = versioned(flag::is_subbyte_type_padded | flag::read_only,
+                               DataType::float4_e2m1fn());
+  DLManagedTensorVersioned* p = in.get();
+  for (const bool drop_read_only : {false, true}) {
+    expect_errc(drop_read_only ? Errc::invalid_flags : Errc::read_only, [&] {
+      static_cast<void>(dlpackpp::to_legacy(std::move(in), drop_read_only));
+    });
+    EXPECT_EQ(in.get(), p);
+  }
+  ManagedTensor padded_only = versioned(flag::is_subbyte_type_padded, DataType::float4_e2m1fn());
+  auto r = dlpackpp::try_to_legacy(std::move(padded_only));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), Errc::invalid_flags);
+  EXPECT_TRUE(padded_only);
+  EXPECT_EQ(deletes, 0);
+}
+
+TEST_F(Conversions, ToVersionedChecksSubbytePaddedAgainstTheDtype) {
+  LegacyManagedTensor wide = legacy();
+  DLManagedTensor* p = wide.get();
+  expect_errc(Errc::invalid_flags, [&] {
+    static_cast<void>(dlpackpp::to_versioned(std::move(wide), flag::is_subbyte_type_padded));
+  });
+  EXPECT_EQ(wide.get(), p);
+
+  ManagedTensor fp4 = dlpackpp::to_versioned(legacy(DataType::float4_e2m1fn()),
+                                             flag::is_subbyte_type_padded);
+  EXPECT_TRUE(fp4.is_subbyte_padded());
+  EXPECT_EQ(fp4.nbytes(), 6);
+  EXPECT_EQ(deletes, 0);
+}
+
+TEST_F(Conversions, EmptyHandlesAreNullPointer) {
+  auto v = dlpackpp::try_to_versioned(LegacyManagedTensor());
+  ASSERT_FALSE(v);
+  EXPECT_EQ(v.error().code(), Errc::null_pointer);
+  auto l = dlpackpp::try_to_legacy(ManagedTensor());
+  ASSERT_FALSE(l);
+  EXPECT_EQ(l.error().code(), Errc::null_pointer);
+  expect_errc(Errc::null_pointer, [] { static_cast<void>(dlpackpp::to_versioned({})); });
+  expect_errc(Errc::null_pointer, [] { static_cast<void>(dlpackpp::to_legacy({}, true)); });
+}
+
+TEST_F(Conversions, ANullOriginalDeleterStaysUncalledAndWrappersStillFreeThemselves) {
+  // LeakSanitizer reports a wrapper that is not freed when its inner deleter is NULL.
+  DLManagedTensor* raw_legacy = Original<DLManagedTensor>::make(deletes);
+  raw_legacy->deleter = nullptr;
+  DLManagedTensorVersioned* raw_versioned = Original<DLManagedTensorVersioned>::make(deletes);
+  raw_versioned->deleter = nullptr;
+  {
+    ManagedTensor a = dlpackpp::to_versioned(LegacyManagedTensor::adopt(raw_legacy));
+    ManagedTensor b = dlpackpp::to_versioned(
+        dlpackpp::to_legacy(ManagedTensor::adopt(raw_versioned)));  // a wrapper of a wrapper
+  }
+  EXPECT_EQ(deletes, 0);
+  Original<DLManagedTensor>::free_uncounted(raw_legacy);
+  Original<DLManagedTensorVersioned>::free_uncounted(raw_versioned);
+}
+
+TEST_F(Conversions, ProducerExportsConvertToo) {
+  std::vector<float> values{1, 2, 3, 4, 5, 6};
+  const float* buffer = values.data();
+  ManagedTensor exported = dlpackpp::from_vector(std::move(values), {3, 2});
+  LegacyManagedTensor legacy_export = dlpackpp::to_legacy(std::move(exported));
+  EXPECT_EQ(legacy_export.data<const float>(), buffer);
+  ManagedTensor again = dlpackpp::to_versioned(std::move(legacy_export), flag::read_only);
+  EXPECT_EQ(again.data<const float>()[5], 6.0f);
+  EXPECT_EQ(again.shape(), (IntSpan{3, 2}));
+}
+
+}  // namespace
