@@ -16,6 +16,28 @@ namespace detail {
 template <class... I>
 constexpr bool all_integral = (std::is_integral<I>::value && ...);
 
+/// The DLPACKPP_ACCESSOR_BOUNDS_CHECK test. Device code cannot call the host's contract
+/// handler (nor abort()), so there a failed check prints and traps instead.
+DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE void check_index(std::int64_t i,
+                                                            std::int64_t size) noexcept {
+#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
+#if defined(__CUDA_ARCH__)
+  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) {
+    printf("dlpackpp: TensorAccessor index %lld out of range [0, %lld)\n",
+           static_cast<long long>(i), static_cast<long long>(size));
+    __trap();
+  }
+#elif defined(__HIP_DEVICE_COMPILE__)
+  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) __builtin_trap();
+#else
+  DLPACKPP_ASSERT(i >= 0 && i < size, "TensorAccessor index out of range");
+#endif
+#else
+  static_cast<void>(i);
+  static_cast<void>(size);
+#endif
+}
+
 /// A rank-N slice of a TensorAccessor, borrowing its sizes and strides: what chained
 /// operator[] returns. Valid only within the expression that made it.
 template <class T, int N>
@@ -27,9 +49,7 @@ class AccessorSlice {
 
   /// Drops the leading dimension.
   DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
-#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
-    DLPACKPP_ASSERT(i >= 0 && i < sizes_[0], "TensorAccessor index out of range");
-#endif
+    check_index(i, sizes_[0]);
     if constexpr (N == 1) {
       return data_[i * strides_[0]];
     } else {
@@ -86,9 +106,7 @@ class TensorAccessor {
     const std::int64_t idx[slots] = {static_cast<std::int64_t>(index)...};
     std::int64_t offset = 0;
     for (int d = 0; d < N; ++d) {
-#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
-      DLPACKPP_ASSERT(idx[d] >= 0 && idx[d] < sizes_[d], "TensorAccessor index out of range");
-#endif
+      detail::check_index(idx[d], sizes_[d]);
       offset += idx[d] * strides_[d];
     }
     static_cast<void>(idx);

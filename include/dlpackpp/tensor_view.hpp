@@ -59,8 +59,13 @@ class TensorView {
 
   /// A view of a tensor that was validated already (e.g. by BasicManagedTensor::adopt).
   TensorView(detail::trusted_t, const DLTensor& tensor, std::uint64_t flags) noexcept {
-    std::int64_t numel = 1;
-    for (std::int32_t d = 0; d < static_cast<std::int32_t>(tensor.ndim); ++d) numel *= tensor.shape[d];
+    // Validation bounds the element count of a non-empty tensor only: the other extents of
+    // an empty one may multiply past int64, so a zero extent is looked for first.
+    const auto ndim = static_cast<std::int32_t>(tensor.ndim);
+    bool empty = false;
+    for (std::int32_t d = 0; d < ndim; ++d) empty = empty || tensor.shape[d] == 0;
+    std::int64_t numel = empty ? 0 : 1;
+    for (std::int32_t d = 0; d < ndim && !empty; ++d) numel *= tensor.shape[d];
     std::int64_t nbytes = 0;
     detail::storage_bytes_of(tensor.dtype.bits, tensor.dtype.lanes, numel,
                              (flags & flag::is_subbyte_type_padded) != 0, nbytes);
@@ -304,10 +309,11 @@ class TensorView {
         compact = heap_strides_.get();
         strides_ = compact;
       }
-      std::int64_t running = 1;
-      for (int d = ndim_ - 1; d >= 0; --d) {
-        compact[d] = running;
-        running *= shape_[d] == 0 ? 1 : shape_[d];  // validation proved this fits
+      // Validation proved every stride fits; the product through shape[0] need not, so it
+      // is never formed.
+      compact[ndim_ - 1] = 1;
+      for (int d = ndim_ - 1; d > 0; --d) {
+        compact[d - 1] = compact[d] * (shape_[d] == 0 ? 1 : shape_[d]);
       }
     }
   }

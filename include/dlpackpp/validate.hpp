@@ -93,20 +93,29 @@ inline Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
     }
     has_zero_dim = has_zero_dim || t.shape[d] == 0;
   }
-  // With NULL strides the view derives compact strides from max(shape, 1), which can
-  // overflow even when a zero dimension makes the tensor empty.
   const bool derive_strides = t.strides == nullptr && ndim > 0;
   std::int64_t numel = 1;
-  if (!has_zero_dim || derive_strides) {
+  if (!has_zero_dim) {
     for (std::int32_t d = 0; d < ndim; ++d) {
-      const std::int64_t extent = t.shape[d] == 0 ? 1 : t.shape[d];
-      if (mul_overflows(numel, extent, numel)) {
+      if (mul_overflows(numel, t.shape[d], numel)) {
         return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
                           ", the element count overflows int64");
       }
     }
+  } else {
+    numel = 0;
+    if (derive_strides) {
+      // The view derives compact strides from max(shape, 1) of the trailing dimensions; an
+      // empty tensor has no element count to bound them, and shape[0] never enters a stride.
+      std::int64_t stride = 1;
+      for (std::int32_t d = ndim - 1; d > 0; --d) {
+        if (mul_overflows(stride, t.shape[d] == 0 ? 1 : t.shape[d], stride)) {
+          return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
+                            ", the compact strides of this empty tensor overflow int64");
+        }
+      }
+    }
   }
-  if (has_zero_dim) numel = 0;
 
   std::int64_t nbytes = 0;
   if (!storage_bytes_of(dtype.bits(), dtype.lanes(), numel, padded, nbytes)) {

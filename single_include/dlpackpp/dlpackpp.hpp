@@ -872,8 +872,9 @@ class Device {
  public:
   /// `cpu:0`.
   constexpr Device() noexcept = default;
-  /// A device of `type` with ordinal `id`.
-  constexpr Device(DLDeviceType type, std::int32_t id = 0) noexcept
+  /// A device of `type` with ordinal `id`. Explicit so that `device == kDLCUDA` does not
+  /// compile into a comparison that silently includes id 0.
+  explicit constexpr Device(DLDeviceType type, std::int32_t id = 0) noexcept
       : type_(static_cast<std::int32_t>(type)), id_(id) {}
   /// Implicit from the C struct, so a Device can be passed wherever a DLDevice is at hand.
   constexpr Device(DLDevice d) noexcept
@@ -1862,6 +1863,28 @@ namespace detail {
 template <class... I>
 constexpr bool all_integral = (std::is_integral<I>::value && ...);
 
+/// The DLPACKPP_ACCESSOR_BOUNDS_CHECK test. Device code cannot call the host's contract
+/// handler (nor abort()), so there a failed check prints and traps instead.
+DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE void check_index(std::int64_t i,
+                                                            std::int64_t size) noexcept {
+#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
+#if defined(__CUDA_ARCH__)
+  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) {
+    printf("dlpackpp: TensorAccessor index %lld out of range [0, %lld)\n",
+           static_cast<long long>(i), static_cast<long long>(size));
+    __trap();
+  }
+#elif defined(__HIP_DEVICE_COMPILE__)
+  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) __builtin_trap();
+#else
+  DLPACKPP_ASSERT(i >= 0 && i < size, "TensorAccessor index out of range");
+#endif
+#else
+  static_cast<void>(i);
+  static_cast<void>(size);
+#endif
+}
+
 /// A rank-N slice of a TensorAccessor, borrowing its sizes and strides: what chained
 /// operator[] returns. Valid only within the expression that made it.
 template <class T, int N>
@@ -1873,9 +1896,7 @@ class AccessorSlice {
 
   /// Drops the leading dimension.
   DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
-#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
-    DLPACKPP_ASSERT(i >= 0 && i < sizes_[0], "TensorAccessor index out of range");
-#endif
+    check_index(i, sizes_[0]);
     if constexpr (N == 1) {
       return data_[i * strides_[0]];
     } else {
@@ -1932,9 +1953,7 @@ class TensorAccessor {
     const std::int64_t idx[slots] = {static_cast<std::int64_t>(index)...};
     std::int64_t offset = 0;
     for (int d = 0; d < N; ++d) {
-#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
-      DLPACKPP_ASSERT(idx[d] >= 0 && idx[d] < sizes_[d], "TensorAccessor index out of range");
-#endif
+      detail::check_index(idx[d], sizes_[d]);
       offset += idx[d] * strides_[d];
     }
     static_cast<void>(idx);
@@ -2026,8 +2045,13 @@ class TensorView {
 
   /// A view of a tensor that was validated already (e.g. by BasicManagedTensor::adopt).
   TensorView(detail::trusted_t, const DLTensor& tensor, std::uint64_t flags) noexcept {
-    std::int64_t numel = 1;
-    for (std::int32_t d = 0; d < static_cast<std::int32_t>(tensor.ndim); ++d) numel *= tensor.shape[d];
+    // Validation bounds the element count of a non-empty tensor only: the other extents of
+    // an empty one may multiply past int64, so a zero extent is looked for first.
+    const auto ndim = static_cast<std::int32_t>(tensor.ndim);
+    bool empty = false;
+    for (std::int32_t d = 0; d < ndim; ++d) empty = empty || tensor.shape[d] == 0;
+    std::int64_t numel = empty ? 0 : 1;
+    for (std::int32_t d = 0; d < ndim && !empty; ++d) numel *= tensor.shape[d];
     std::int64_t nbytes = 0;
     detail::storage_bytes_of(tensor.dtype.bits, tensor.dtype.lanes, numel,
                              (flags & flag::is_subbyte_type_padded) != 0, nbytes);
@@ -2363,6 +2387,7 @@ class TensorView {
 // #include "dlpackpp/validate.hpp" (already inlined)
 
 #include <cstdint>
+#include <iosfwd>
 #include <type_traits>
 #include <utility>
 
@@ -2400,19 +2425,38 @@ class Strides {
   /// The strides of `view`.
   explicit Strides(const TensorView& view) noexcept : view_(view) {}
   /// The strides as a span, valid while this object lives.
-  IntSpan span() const noexcept { return view_.strides(); }
+  IntSpan span() const& noexcept { return view_.strides(); }
+  /// Deleted: a span of a temporary Strides would dangle (`IntSpan s = t.strides().span();`).
+  IntSpan span() const&& = delete;
   /// As span(); valid while this object lives.
-  operator IntSpan() const noexcept { return span(); }
+  operator IntSpan() const& noexcept { return span(); }
+  /// Deleted: `IntSpan s = t.strides();` would dangle; keep the Strides (`auto s = ...`).
+  operator IntSpan() const&& = delete;
   /// First stride.
-  const std::int64_t* data() const noexcept { return span().data(); }
+  const std::int64_t* data() const noexcept { return view_.strides().data(); }
   /// ndim values.
-  std::size_t size() const noexcept { return span().size(); }
+  std::size_t size() const noexcept { return view_.strides().size(); }
   /// The stride of dimension i (no bounds check).
-  std::int64_t operator[](std::size_t i) const noexcept { return span()[i]; }
+  std::int64_t operator[](std::size_t i) const noexcept { return view_.strides()[i]; }
   /// Start of the strides.
-  const std::int64_t* begin() const noexcept { return span().begin(); }
+  const std::int64_t* begin() const noexcept { return view_.strides().begin(); }
   /// End of the strides.
-  const std::int64_t* end() const noexcept { return span().end(); }
+  const std::int64_t* end() const noexcept { return view_.strides().end(); }
+
+  /// Same values as `b` (works on temporaries, unlike the conversion to IntSpan).
+  friend bool operator==(const Strides& a, IntSpan b) noexcept { return a.view_.strides() == b; }
+  /// Different values from `b`.
+  friend bool operator!=(const Strides& a, IntSpan b) noexcept { return !(a == b); }
+  /// Same values.
+  friend bool operator==(const Strides& a, const Strides& b) noexcept { return a == b.view_.strides(); }
+  /// Different values.
+  friend bool operator!=(const Strides& a, const Strides& b) noexcept { return !(a == b); }
+  /// Streams as "[3, 1]".
+  template <class Traits>
+  friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
+                                                      const Strides& s) {
+    return os << s.view_.strides();
+  }
 
  private:
   TensorView view_;
@@ -2785,36 +2829,17 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   }
 
   const auto ndim = static_cast<std::int32_t>(shape.size());
-  // Exports always carry strides: DLPack >= 1.2 requires them and consumers then need not
-  // normalize.
-  std::int64_t compact[DLPACKPP_VIEW_INLINE_NDIM > 0 ? DLPACKPP_VIEW_INLINE_NDIM : 1];
-  std::vector<std::int64_t> compact_heap;
-  const std::int64_t* stride_values = strides.data();
-  if (strides.empty() && ndim > 0) {
-    std::int64_t* out = compact;
-    if (ndim > DLPACKPP_VIEW_INLINE_NDIM) {
-      compact_heap.resize(static_cast<std::size_t>(ndim));
-      out = compact_heap.data();
-    }
-    std::int64_t running = 1;
-    for (std::int32_t d = ndim - 1; d >= 0; --d) {
-      out[d] = running;
-      const std::int64_t extent = shape[static_cast<std::size_t>(d)];
-      if (extent > 0 && mul_overflows(running, extent, running)) {
-        return make_error(Errc::size_overflow, "shape[", d, "] is ", extent,
-                          ", the compact strides overflow int64");
-      }
-    }
-    stride_values = out;
-  }
-
   DLTensor t{};
   t.data = data;
   t.device = device;
   t.ndim = static_cast<decltype(t.ndim)>(ndim);
   t.dtype = dtype;
   t.shape = const_cast<shape_field_t>(shape.data());
-  t.strides = ndim > 0 ? const_cast<shape_field_t>(stride_values) : nullptr;
+  // Without caller strides this validates exactly what the export will hold: validate()
+  // checks that the compact strides derived from the shape fit in int64, and they are then
+  // written straight into the block. A temporary array would cost an allocation for
+  // ndim > DLPACKPP_VIEW_INLINE_NDIM, breaking "one allocation per export".
+  t.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
   t.byte_offset = 0;
   ValidateOptions options;
   options.flags = flags;
@@ -2824,8 +2849,18 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   const auto n = static_cast<std::size_t>(ndim);
   void* raw = Block::allocate(Block::arrays_offset + 2 * n * sizeof(std::int64_t));
   auto* arrays = reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + Block::arrays_offset);
-  for (std::size_t i = 0; i < 2 * n; ++i) {
-    ::new (static_cast<void*>(arrays + i)) std::int64_t(i < n ? shape[i] : stride_values[i - n]);
+  for (std::size_t i = 0; i < n; ++i) {
+    ::new (static_cast<void*>(arrays + i)) std::int64_t(shape[i]);
+    if (!strides.empty()) ::new (static_cast<void*>(arrays + n + i)) std::int64_t(strides[i]);
+  }
+  if (strides.empty()) {
+    // Exports always carry strides: DLPack >= 1.2 requires them, so consumers need not
+    // derive them. A zero extent counts as one, as in TensorView.
+    std::int64_t running = 1;
+    for (std::size_t i = n; i-- > 0;) {
+      ::new (static_cast<void*>(arrays + n + i)) std::int64_t(running);
+      running *= shape[i] > 0 ? shape[i] : 1;  // validate() proved the product fits
+    }
   }
   struct FreeOnThrow {
     void* raw;
