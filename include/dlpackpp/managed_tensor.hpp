@@ -179,7 +179,7 @@ class BasicManagedTensor {
   /// The owned DLTensor; the handle must not be empty.
   const DLTensor& dl_tensor() const noexcept { return checked()->dl_tensor; }
   /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path).
-  TensorView view() const noexcept { return TensorView(detail::trusted, dl_tensor(), flags()); }
+  TensorView view() const { return TensorView(detail::trusted, dl_tensor(), flags()); }
 
   /// Number of dimensions.
   int ndim() const noexcept { return static_cast<int>(dl_tensor().ndim); }
@@ -188,19 +188,19 @@ class BasicManagedTensor {
     return {dl_tensor().shape, static_cast<std::size_t>(dl_tensor().ndim)};
   }
   /// The strides by value (derived compact ones when the producer sent NULL).
-  Strides strides() const noexcept { return Strides(view()); }
+  Strides strides() const { return Strides(view()); }
   /// Element type.
   DataType dtype() const noexcept { return dl_tensor().dtype; }
   /// Where the memory lives.
   Device device() const noexcept { return dl_tensor().device; }
   /// Number of elements.
-  std::int64_t numel() const noexcept { return view().numel(); }
+  std::int64_t numel() const { return view().numel(); }
   /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const noexcept { return view().nbytes(); }
+  std::int64_t nbytes() const { return view().nbytes(); }
   /// Offset of the first element from the data pointer.
   std::uint64_t byte_offset() const noexcept { return dl_tensor().byte_offset; }
   /// The first element (data + byte_offset).
-  void* data() const noexcept { return view().data(); }
+  void* data() const { return view().data(); }
   /// The first element as T*; Errc::dtype_mismatch, or Errc::read_only for non-const T on a
   /// READ_ONLY tensor.
   template <class T>

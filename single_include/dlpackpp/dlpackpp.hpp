@@ -2037,14 +2037,16 @@ class TensorView {
     init(tensor, options.flags, facts.numel, facts.nbytes);
   }
 
-  /// Views raw parts: `shape` (and `strides`, empty meaning compact row-major) must outlive
-  /// the view. Throws Error when the parts do not form a valid tensor.
+  /// Views raw parts. The view keeps its own copy of `shape` and `strides` (empty meaning
+  /// compact row-major), so a braced list like `{3, 4}` is fine; `data` must outlive it.
+  /// Throws Error when the parts do not form a valid tensor.
   TensorView(void* data, DataType dtype, IntSpan shape, IntSpan strides = {},
              Device device = Device::cpu(), std::uint64_t byte_offset = 0)
       : TensorView(try_from(data, dtype, shape, strides, device, byte_offset).value()) {}
 
   /// A view of a tensor that was validated already (e.g. by BasicManagedTensor::adopt).
-  TensorView(detail::trusted_t, const DLTensor& tensor, std::uint64_t flags) noexcept {
+  /// Ranks above DLPACKPP_VIEW_INLINE_NDIM with NULL strides allocate (std::bad_alloc).
+  TensorView(detail::trusted_t, const DLTensor& tensor, std::uint64_t flags) {
     // Validation bounds the element count of a non-empty tensor only: the other extents of
     // an empty one may multiply past int64, so a zero extent is looked for first.
     const auto ndim = static_cast<std::int32_t>(tensor.ndim);
@@ -2086,18 +2088,20 @@ class TensorView {
     t.shape = const_cast<detail::shape_field_t>(shape.data());
     t.strides = strides.empty() ? nullptr : const_cast<detail::shape_field_t>(strides.data());
     t.byte_offset = byte_offset;
-    return try_from(t);
+    Result<TensorView> view = try_from(t);
+    if (view) view->own_arrays();
+    return view;
   }
 
   /// Number of dimensions.
   int ndim() const noexcept { return ndim_; }
   /// The extents, ndim() values.
-  IntSpan shape() const noexcept { return {shape_, static_cast<std::size_t>(ndim_)}; }
+  IntSpan shape() const noexcept { return {shape_data(), static_cast<std::size_t>(ndim_)}; }
   /// The strides in elements, ndim() values: the producer's, or compact row-major when it
   /// sent NULL.
   IntSpan strides() const noexcept { return {strides_data(), static_cast<std::size_t>(ndim_)}; }
   /// Extent of dimension d; negative d counts from the end. Errc::out_of_range otherwise.
-  std::int64_t shape(int d) const { return shape_[normalize_dim(d)]; }
+  std::int64_t shape(int d) const { return shape_data()[normalize_dim(d)]; }
   /// Stride of dimension d; negative d counts from the end. Errc::out_of_range otherwise.
   std::int64_t stride(int d) const { return strides_data()[normalize_dim(d)]; }
   /// Number of elements (1 for a zero-dim tensor).
@@ -2153,6 +2157,7 @@ class TensorView {
   /// Errc::rank_mismatch for a different rank, Errc::invalid_argument naming the first
   /// dimension that differs; -1 in `expected` matches any extent.
   const TensorView& require_shape(IntSpan expected) const {
+    const std::int64_t* shape = shape_data();
     if (DLPACKPP_UNLIKELY(expected.size() != static_cast<std::size_t>(ndim_))) {
       detail::fail(Errc::rank_mismatch, "ndim is ", ndim_, ", required shape has ",
                    expected.size(), " dimensions");
@@ -2163,8 +2168,8 @@ class TensorView {
         detail::fail(Errc::invalid_argument, "required shape[", d, "] is ", want,
                      ", must be >= 0 or -1 (any)");
       }
-      if (DLPACKPP_UNLIKELY(want != -1 && want != shape_[d])) {
-        detail::fail(Errc::invalid_argument, "shape[", d, "] is ", shape_[d], ", required ", want);
+      if (DLPACKPP_UNLIKELY(want != -1 && want != shape[d])) {
+        detail::fail(Errc::invalid_argument, "shape[", d, "] is ", shape[d], ", required ", want);
       }
     }
     return *this;
@@ -2199,23 +2204,24 @@ class TensorView {
   bool is_fortran_contiguous() const noexcept { return is_dense_in_order(true); }
   /// Dense under some permutation of the dimensions: no gaps, no overlaps, positive strides.
   bool is_compact() const noexcept {
+    const std::int64_t* shape = shape_data();
     if (numel_ == 0) return true;
     const std::int64_t* strides = strides_data();
     int remaining = 0;
-    for (int d = 0; d < ndim_; ++d) remaining += shape_[d] != 1 ? 1 : 0;
+    for (int d = 0; d < ndim_; ++d) remaining += shape[d] != 1 ? 1 : 0;
     // In a dense layout each stride is the product of the smaller ones' extents, so strides
     // grow strictly and can be matched in increasing order without sorting (or allocating).
     std::int64_t expected = 1;
     for (; remaining > 0; --remaining) {
       int match = -1;
       for (int d = 0; d < ndim_; ++d) {
-        if (shape_[d] != 1 && strides[d] == expected) {
+        if (shape[d] != 1 && strides[d] == expected) {
           if (match != -1) return false;  // two dimensions share a stride: overlap
           match = d;
         }
       }
       if (match == -1) return false;
-      expected *= shape_[match];
+      expected *= shape[match];
     }
     return true;
   }
@@ -2233,7 +2239,7 @@ class TensorView {
       detail::fail(Errc::unsupported_dtype, "dtype ", dtype_.to_string(),
                    " is packed below one byte per element; elements are not addressable");
     }
-    return TensorAccessor<T, N>(static_cast<T*>(data()), shape_, strides_data());
+    return TensorAccessor<T, N>(static_cast<T*>(data()), shape_data(), strides_data());
   }
 
   /// A DLTensor describing this view with its normalized strides. Its shape/strides point
@@ -2244,7 +2250,7 @@ class TensorView {
     t.device = device_;
     t.ndim = static_cast<decltype(t.ndim)>(ndim_);
     t.dtype = dtype_;
-    t.shape = const_cast<detail::shape_field_t>(shape_);
+    t.shape = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(shape_data());
     t.strides = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(strides_data());
     t.byte_offset = byte_offset_;
     return t;
@@ -2291,8 +2297,8 @@ class TensorView {
       std::int64_t* compact = inline_strides_;
       if (ndim_ > DLPACKPP_VIEW_INLINE_NDIM) {
         // Rare enough to allocate; the block is shared so copies of the view stay valid.
-        heap_strides_.reset(new std::int64_t[static_cast<std::size_t>(ndim_)]);
-        compact = heap_strides_.get();
+        heap_.reset(new std::int64_t[static_cast<std::size_t>(ndim_)]);
+        compact = heap_.get();
         strides_ = compact;
       }
       // Validation proved every stride fits; the product through shape[0] need not, so it
@@ -2304,10 +2310,40 @@ class TensorView {
     }
   }
 
-  // NULL means "normalized into inline_strides_", which keeps the view trivially relocatable
-  // for ranks <= DLPACKPP_VIEW_INLINE_NDIM: no pointer into itself.
+  // NULL means "kept in the inline array": the view never points into itself, so copies
+  // stay valid without a user-defined copy constructor.
+  const std::int64_t* shape_data() const noexcept {
+    return shape_ != nullptr ? shape_ : inline_shape_;
+  }
   const std::int64_t* strides_data() const noexcept {
     return strides_ != nullptr ? strides_ : inline_strides_;
+  }
+
+  // Views from raw parts keep their own copies of shape and strides, so a braced list such as
+  // TensorView(p, dtype, {3, 4}) cannot leave the view dangling.
+  void own_arrays() {
+    const auto n = static_cast<std::size_t>(ndim_);
+    const std::int64_t* shape = shape_data();
+    const std::int64_t* strides = strides_data();
+    if (ndim_ <= DLPACKPP_VIEW_INLINE_NDIM) {
+      for (std::size_t d = 0; d < n; ++d) {
+        inline_shape_[d] = shape[d];
+        inline_strides_[d] = strides[d];
+      }
+      shape_ = nullptr;
+      strides_ = nullptr;
+      heap_.reset();
+    } else {
+      std::shared_ptr<std::int64_t[]> arrays(new std::int64_t[2 * n]);
+      std::int64_t* out = arrays.get();
+      for (std::size_t d = 0; d < n; ++d) {
+        out[d] = shape[d];
+        out[n + d] = strides[d];
+      }
+      shape_ = arrays.get();
+      strides_ = arrays.get() + n;
+      heap_ = std::move(arrays);
+    }
   }
 
   std::size_t normalize_dim(int d) const {
@@ -2319,14 +2355,15 @@ class TensorView {
   }
 
   bool is_dense_in_order(bool fortran) const noexcept {
+    const std::int64_t* shape = shape_data();
     if (numel_ == 0) return true;
     const std::int64_t* strides = strides_data();
     std::int64_t expected = 1;
     for (int k = 0; k < ndim_; ++k) {
       const int d = fortran ? k : ndim_ - 1 - k;
-      if (shape_[d] == 1) continue;
+      if (shape[d] == 1) continue;
       if (strides[d] != expected) return false;
-      expected *= shape_[d];
+      expected *= shape[d];
     }
     return true;
   }
@@ -2354,7 +2391,9 @@ class TensorView {
   void* data_ = nullptr;
   const std::int64_t* shape_ = nullptr;
   const std::int64_t* strides_ = nullptr;
-  std::shared_ptr<std::int64_t[]> heap_strides_;
+  // Shared so copies of the view stay valid: compact strides (or owned shape + strides) for
+  // ranks above DLPACKPP_VIEW_INLINE_NDIM.
+  std::shared_ptr<std::int64_t[]> heap_;
   std::uint64_t byte_offset_ = 0;
   std::uint64_t flags_ = 0;
   std::int64_t numel_ = 1;
@@ -2362,6 +2401,7 @@ class TensorView {
   int ndim_ = 0;
   DataType dtype_;
   Device device_;
+  std::int64_t inline_shape_[DLPACKPP_VIEW_INLINE_NDIM > 0 ? DLPACKPP_VIEW_INLINE_NDIM : 1] = {};
   std::int64_t inline_strides_[DLPACKPP_VIEW_INLINE_NDIM > 0 ? DLPACKPP_VIEW_INLINE_NDIM : 1] = {};
 };
 
@@ -2551,7 +2591,7 @@ class BasicManagedTensor {
   /// The owned DLTensor; the handle must not be empty.
   const DLTensor& dl_tensor() const noexcept { return checked()->dl_tensor; }
   /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path).
-  TensorView view() const noexcept { return TensorView(detail::trusted, dl_tensor(), flags()); }
+  TensorView view() const { return TensorView(detail::trusted, dl_tensor(), flags()); }
 
   /// Number of dimensions.
   int ndim() const noexcept { return static_cast<int>(dl_tensor().ndim); }
@@ -2560,19 +2600,19 @@ class BasicManagedTensor {
     return {dl_tensor().shape, static_cast<std::size_t>(dl_tensor().ndim)};
   }
   /// The strides by value (derived compact ones when the producer sent NULL).
-  Strides strides() const noexcept { return Strides(view()); }
+  Strides strides() const { return Strides(view()); }
   /// Element type.
   DataType dtype() const noexcept { return dl_tensor().dtype; }
   /// Where the memory lives.
   Device device() const noexcept { return dl_tensor().device; }
   /// Number of elements.
-  std::int64_t numel() const noexcept { return view().numel(); }
+  std::int64_t numel() const { return view().numel(); }
   /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const noexcept { return view().nbytes(); }
+  std::int64_t nbytes() const { return view().nbytes(); }
   /// Offset of the first element from the data pointer.
   std::uint64_t byte_offset() const noexcept { return dl_tensor().byte_offset; }
   /// The first element (data + byte_offset).
-  void* data() const noexcept { return view().data(); }
+  void* data() const { return view().data(); }
   /// The first element as T*; Errc::dtype_mismatch, or Errc::read_only for non-const T on a
   /// READ_ONLY tensor.
   template <class T>
