@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/expect_error.hpp"
+
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -12,6 +14,8 @@
 #include <vector>
 
 namespace {
+
+using dlpackpp_test::expect_errc;
 
 using dlpackpp::DataType;
 using dlpackpp::Device;
@@ -60,16 +64,6 @@ struct Original {
   }
   static void free_uncounted(M* self) { delete static_cast<Original*>(self->manager_ctx); }
 };
-
-template <class F>
-void expect_errc(Errc want, F&& f) {
-  try {
-    std::forward<F>(f)();
-    ADD_FAILURE() << "no Error thrown, expected " << dlpackpp::to_string(want);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), want) << e.what();
-  }
-}
 
 // The view contents a conversion must carry over unchanged.
 void expect_same_contents(const TensorView& got, const TensorView& want) {

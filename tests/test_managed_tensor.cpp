@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/expect_error.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -12,6 +14,8 @@
 #include <vector>
 
 namespace {
+
+using dlpackpp_test::expect_errc;
 
 using dlpackpp::DataType;
 using dlpackpp::Device;
@@ -80,17 +84,6 @@ M* make_counted(int& deletes, const Layout& layout = {}) {
     m.flags = layout.flags;
   }
   return &m;
-}
-
-// Runs `f` and checks that it throws Error with `want`.
-template <class F>
-void expect_errc(Errc want, F&& f) {
-  try {
-    std::forward<F>(f)();
-    ADD_FAILURE() << "no Error thrown, expected " << dlpackpp::to_string(want);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), want) << e.what();
-  }
 }
 
 template <class Handle>

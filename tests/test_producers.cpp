@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/expect_error.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -14,6 +16,8 @@
 
 namespace {
 
+using dlpackpp_test::expect_errc;
+
 using dlpackpp::DataType;
 using dlpackpp::Device;
 using dlpackpp::Errc;
@@ -22,16 +26,6 @@ using dlpackpp::IntSpan;
 using dlpackpp::LegacyManagedTensor;
 using dlpackpp::ManagedTensor;
 namespace flag = dlpackpp::flag;
-
-template <class F>
-void expect_errc(Errc want, F&& f) {
-  try {
-    std::forward<F>(f)();
-    ADD_FAILURE() << "no Error thrown, expected " << dlpackpp::to_string(want);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), want) << e.what();
-  }
-}
 
 // A move-only owner that counts its destruction; moved-from instances count nothing, so the
 // count is the number of times the owned resource was given up.

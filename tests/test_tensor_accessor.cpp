@@ -6,6 +6,8 @@
 #define DLPACKPP_ACCESSOR_BOUNDS_CHECK 1
 #include <gtest/gtest.h>
 
+#include "support/expect_error.hpp"
+
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +21,8 @@
 #include <vector>
 
 namespace {
+
+using dlpackpp_test::expect_error;
 // A user's 4-bit float, known to dlpackpp only through dtype_traits.
 struct Fp4 {
   std::uint8_t bits;
@@ -180,19 +184,6 @@ INSTANTIATE_TEST_SUITE_P(TensorAccessor, AccessorLayouts,
                          ::testing::Values(Layout::c_contiguous, Layout::fortran, Layout::negative,
                                            Layout::byte_offset),
                          layout_test_name);
-
-// Asserts the code and that what() mentions `text`.
-template <class F>
-void expect_error(F&& f, Errc code, const std::string& text) {
-  try {
-    std::forward<F>(f)();
-    ADD_FAILURE() << "no dlpackpp::Error was thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos)
-        << "'" << e.what() << "' lacks '" << text << "'";
-  }
-}
 
 TEST(TensorAccessor, CreationChecksDtypeRankAndWritability) {
   std::vector<float> storage(6, 1.5f);

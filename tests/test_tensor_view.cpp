@@ -2,6 +2,8 @@
 // TensorView: a valid-tensor grid against brute force, indexing, typed data, checks, printing.
 #include <gtest/gtest.h>
 
+#include "support/expect_error.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +20,8 @@
 
 namespace {
 
+using dlpackpp_test::expect_error;
+
 using dlpackpp::DataType;
 using dlpackpp::Device;
 using dlpackpp::Errc;
@@ -28,27 +32,6 @@ using dlpackpp::ValidateOptions;
 namespace dtype_code = dlpackpp::dtype_code;
 namespace flag = dlpackpp::flag;
 using Ints = std::vector<std::int64_t>;
-
-// The Error a throwing call raised; a test failure when it raised none.
-template <class F>
-Error thrown_by(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no dlpackpp::Error was thrown";
-  return Error(Errc::out_of_range, "<nothing thrown>");
-}
-
-// Asserts the code and that what() mentions `text`.
-template <class F>
-void expect_error(F&& f, Errc code, const std::string& text) {
-  const Error e = thrown_by(std::forward<F>(f));
-  EXPECT_EQ(e.code(), code) << e.what();
-  EXPECT_NE(std::string(e.what()).find(text), std::string::npos)
-      << "'" << e.what() << "' lacks '" << text << "'";
-}
 
 DLTensor make_tensor(void* data, DataType dtype, Ints& shape, Ints* strides,
                      std::uint64_t byte_offset = 0, Device device = Device::cpu()) {

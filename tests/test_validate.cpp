@@ -2,6 +2,8 @@
 // validate(): each rejection's Errc and message (also via TensorView), and edge cases it accepts.
 #include <gtest/gtest.h>
 
+#include "support/expect_error.hpp"
+
 #include <cstdint>
 #include <dlpackpp/tensor_view.hpp>
 #include <dlpackpp/validate.hpp>
@@ -12,6 +14,8 @@
 #include <vector>
 
 namespace {
+
+using dlpackpp_test::thrown_by;
 
 using dlpackpp::DataType;
 using dlpackpp::Device;
@@ -280,18 +284,6 @@ std::vector<Case> rejections() {
                      {"device.device_type is " + std::to_string(type)}});
   }
   return cases;
-}
-
-// The Error a throwing call raised; a test failure when it raised none.
-template <class F>
-Error thrown_by(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no dlpackpp::Error was thrown";
-  return Error(Errc::out_of_range, "<nothing thrown>");
 }
 
 class Rejects : public ::testing::TestWithParam<Case> {};
