@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: Apache-2.0
+# Compile cost of including dlpackpp: times `-fsyntax-only` of two translation units with the
+# given C++ compiler and prints the medians and their ratio (target: <= 1.2x).
+#   baseline  <cstdint> <cstring> <memory> <vector> <string> <stdexcept>
+#   dlpackpp  the same headers plus <dlpackpp/dlpackpp.hpp>
+# The baseline headers are what a typical tensor-handling TU includes anyway, so the ratio is
+# what dlpackpp adds to a real file, not to an empty one.
+#
+# Usage (from anywhere; nothing is built, only timed):
+#   cmake -DCXX=g++ [-DRUNS=15] [-DSTD=17] [-DFLAGS="-O0;-DDLPACKPP_USE_BUNDLED_DLPACK=1"]
+#         [-DWORK_DIR=build/compile-cost] -P benchmarks/compile_cost/measure.cmake
+#
+#   CXX       compiler (default: $ENV{CXX}, else c++); must accept -fsyntax-only (GCC, Clang)
+#   RUNS      runs per TU (default 15), interleaved so drift in machine load hits both alike
+#   STD       C++ standard (default 17)
+#   FLAGS     extra ;-list of flags for both TUs (default: the bundled dlpack.h, so the
+#             measurement does not depend on which dlpack.h the machine has)
+#   WORK_DIR  where the two sources are written (default: <cwd>/dlpackpp-compile-cost)
+#
+# This is a measurement, not a test: timings depend on the machine, so it never fails on the
+# ratio and is deliberately not registered with CTest.
+cmake_minimum_required(VERSION 3.23)  # string(TIMESTAMP ... "%f") for microseconds
+
+get_filename_component(_root "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
+if(NOT CXX)
+  if(DEFINED ENV{CXX} AND NOT "$ENV{CXX}" STREQUAL "")
+    set(CXX "$ENV{CXX}")
+  else()
+    set(CXX c++)
+  endif()
+endif()
+find_program(_cxx NAMES "${CXX}")
+if(NOT _cxx)
+  message(FATAL_ERROR "compiler '${CXX}' not found; pass -DCXX=<compiler>")
+endif()
+if(NOT RUNS)
+  set(RUNS 15)
+endif()
+if(NOT STD)
+  set(STD 17)
+endif()
+if(NOT DEFINED FLAGS)
+  set(FLAGS -DDLPACKPP_USE_BUNDLED_DLPACK=1)
+endif()
+if(NOT WORK_DIR)
+  set(WORK_DIR "${CMAKE_CURRENT_BINARY_DIR}/dlpackpp-compile-cost")
+endif()
+get_filename_component(WORK_DIR "${WORK_DIR}" ABSOLUTE)
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+set(_baseline_includes [=[
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+]=])
+file(WRITE "${WORK_DIR}/baseline.cpp" "${_baseline_includes}int main() { return 0; }\n")
+file(WRITE "${WORK_DIR}/dlpackpp.cpp"
+  "${_baseline_includes}#include <dlpackpp/dlpackpp.hpp>\nint main() { return 0; }\n")
+
+# Compiles <tu> once and appends the wall time in microseconds to <out_list>.
+function(_time_once tu out_list)
+  string(TIMESTAMP _t0 "%s%f" UTC)
+  execute_process(
+    COMMAND "${_cxx}" -std=c++${STD} -fsyntax-only "-I${_root}/include" ${FLAGS} "${tu}"
+    RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_QUIET)
+  string(TIMESTAMP _t1 "%s%f" UTC)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "compiling ${tu} failed:\n${_err}")
+  endif()
+  math(EXPR _us "${_t1} - ${_t0}")
+  set(_list "${${out_list}}")
+  list(APPEND _list "${_us}")
+  set(${out_list} "${_list}" PARENT_SCOPE)
+endfunction()
+
+function(_median values out_var)
+  list(SORT values COMPARE NATURAL)
+  list(LENGTH values _n)
+  math(EXPR _mid "${_n} / 2")
+  list(GET values ${_mid} _m)
+  if(_n GREATER 1 AND _n MATCHES "[02468]$")
+    math(EXPR _lo "${_mid} - 1")
+    list(GET values ${_lo} _l)
+    math(EXPR _m "(${_m} + ${_l}) / 2")
+  endif()
+  set(${out_var} "${_m}" PARENT_SCOPE)
+endfunction()
+
+# One unmeasured run of each warms the file cache and the compiler binary.
+set(_ignored "")
+_time_once("${WORK_DIR}/baseline.cpp" _ignored)
+_time_once("${WORK_DIR}/dlpackpp.cpp" _ignored)
+
+set(_base "")
+set(_lib "")
+foreach(_i RANGE 1 ${RUNS})
+  _time_once("${WORK_DIR}/baseline.cpp" _base)
+  _time_once("${WORK_DIR}/dlpackpp.cpp" _lib)
+endforeach()
+_median("${_base}" _base_median)
+_median("${_lib}" _lib_median)
+
+# Fixed-point: milliseconds with one decimal, ratio with three.
+math(EXPR _base_ms10 "(${_base_median} + 50) / 100")
+math(EXPR _lib_ms10 "(${_lib_median} + 50) / 100")
+math(EXPR _ratio1000 "(${_lib_median} * 1000 + ${_base_median} / 2) / ${_base_median}")
+foreach(_v _base_ms10 _lib_ms10)
+  math(EXPR _whole "${${_v}} / 10")
+  math(EXPR _frac "${${_v}} % 10")
+  set(${_v} "${_whole}.${_frac}")
+endforeach()
+math(EXPR _ratio_whole "${_ratio1000} / 1000")
+math(EXPR _ratio_frac "${_ratio1000} % 1000")
+string(LENGTH "${_ratio_frac}" _len)
+while(_len LESS 3)
+  set(_ratio_frac "0${_ratio_frac}")
+  math(EXPR _len "${_len} + 1")
+endwhile()
+if(_ratio1000 LESS_EQUAL 1200)
+  set(_verdict "within the 1.2x target")
+else()
+  set(_verdict "ABOVE the 1.2x target")
+endif()
+
+message("compiler:  ${_cxx} -std=c++${STD} -fsyntax-only ${FLAGS}")
+message("runs:      ${RUNS} per TU (median)")
+message("baseline:  ${_base_ms10} ms")
+message("dlpackpp:  ${_lib_ms10} ms")
+message("ratio:     ${_ratio_whole}.${_ratio_frac}x (${_verdict})")
