@@ -867,6 +867,41 @@ constexpr const char* device_name(std::int32_t code) noexcept {
 }
 }  // namespace detail
 
+namespace detail {
+// A pre-0.8 DLDeviceType has no fixed underlying type, so it can only hold values up to its
+// largest enumerator's bit width (0..15 on DLPack 0.6): a DLDeviceType value for a code the
+// header does not declare is undefined. Device therefore moves whole DLDevice structs as bits
+// and never forms such an enum value (except in type(), for codes the caller asked for).
+struct RawDevice {
+  std::int32_t type;
+  std::int32_t id;
+};
+static_assert(sizeof(DLDevice) == sizeof(RawDevice), "DLDevice must be two 32-bit fields");
+#if defined(__has_builtin) && !defined(__CUDACC__)
+#if __has_builtin(__builtin_bit_cast)
+#define DLPACKPP_DETAIL_HAS_BIT_CAST 1
+#endif
+#endif
+constexpr RawDevice raw_device(const DLDevice& d) noexcept {
+#ifdef DLPACKPP_DETAIL_HAS_BIT_CAST
+  return __builtin_bit_cast(RawDevice, d);
+#else
+  return RawDevice{static_cast<std::int32_t>(d.device_type), static_cast<std::int32_t>(d.device_id)};
+#endif
+}
+constexpr DLDevice dl_device(RawDevice r) noexcept {
+#ifdef DLPACKPP_DETAIL_HAS_BIT_CAST
+  return __builtin_bit_cast(DLDevice, r);
+#else
+  DLDevice d{};
+  d.device_type = static_cast<DLDeviceType>(r.type);
+  d.device_id = r.id;
+  return d;
+#endif
+}
+#undef DLPACKPP_DETAIL_HAS_BIT_CAST
+}  // namespace detail
+
 /// Where a tensor's memory lives: a DLDeviceType code and a device ordinal.
 class Device {
  public:
@@ -878,7 +913,7 @@ class Device {
       : type_(static_cast<std::int32_t>(type)), id_(id) {}
   /// Implicit from the C struct, so a Device can be passed wherever a DLDevice is at hand.
   constexpr Device(DLDevice d) noexcept
-      : type_(static_cast<std::int32_t>(d.device_type)), id_(static_cast<std::int32_t>(d.device_id)) {}
+      : type_(detail::raw_device(d).type), id_(detail::raw_device(d).id) {}
 
   /// A device from its numeric type code, including codes the dlpack.h in force lacks.
   static constexpr Device from_code(std::int32_t type_code, std::int32_t id = 0) noexcept {
@@ -890,10 +925,7 @@ class Device {
 
   /// Implicit to the C struct.
   constexpr operator DLDevice() const noexcept {
-    DLDevice d{};
-    d.device_type = static_cast<DLDeviceType>(type_);
-    d.device_id = id_;
-    return d;
+    return detail::dl_device(detail::RawDevice{type_, id_});
   }
 
   /// Host memory.
@@ -931,7 +963,8 @@ class Device {
   /// A Verilog simulator buffer.
   static constexpr Device vpi(std::int32_t id = 0) noexcept { return from_code(device_code::vpi, id); }
 
-  /// The device type as the header's enum.
+  /// The device type as the header's enum; only for types that header declares (a DLPack 0.6
+  /// enum cannot hold trn, say). type_code() works for all.
   constexpr DLDeviceType type() const noexcept { return static_cast<DLDeviceType>(type_); }
   /// The device type as its numeric code (safe for codes the header does not declare).
   constexpr std::int32_t type_code() const noexcept { return type_; }

@@ -67,13 +67,15 @@ void check_device() {
     DLPACKPP_COMPAT_CHECK(d.is_host_accessible() == n.host_accessible);
     DLPACKPP_COMPAT_CHECK(Device::from_code(n.code, n.id) == d);
 
-    // Through this header's own struct and enum type, both ways, where the enum can hold it.
+    // Through this header's own struct, both ways, for every code: the struct travels as bits
+    // even where the header's enum cannot hold the value (DLPack 0.6 has no trn).
+    const DLDevice raw = d;
+    DLPACKPP_COMPAT_CHECK(raw.device_id == n.id);
+    DLPACKPP_COMPAT_CHECK(Device(raw) == d);
+    // The enum itself only where it can hold the code.
     if (header_enum_holds(n.code)) {
       DLPACKPP_COMPAT_CHECK(static_cast<std::int32_t>(d.type()) == n.code);
-      const DLDevice raw = d;
       DLPACKPP_COMPAT_CHECK(static_cast<std::int32_t>(raw.device_type) == n.code);
-      DLPACKPP_COMPAT_CHECK(raw.device_id == n.id);
-      DLPACKPP_COMPAT_CHECK(Device(raw) == d);
       DLPACKPP_COMPAT_CHECK(Device(static_cast<DLDeviceType>(n.code), n.id) == d);
     }
 
