@@ -167,21 +167,21 @@ class Device {
   /// "cpu", "cuda:1", "cuda_host"; host-side kinds omit ":0". Unknown codes print as
   /// "device(<code>):<id>", which parse() refuses.
   std::string to_string() const {
+    detail::TextBuilder s;
     const char* name = detail::device_name(type_);
-    std::string s;
     if (name == nullptr) {
-      s = "device(" + std::to_string(type_) + ")";
+      s << "device(" << type_ << ')';
     } else {
-      s = name;
+      s << name;
       if (id_ == 0 && (type_ == device_code::cpu || type_ == device_code::cuda_host ||
                        type_ == device_code::rocm_host)) {
-        return s;
+        return s.take();
       }
     }
-    s.push_back(':');
-    s.append(std::to_string(id_));
-    return s;
+    s << ':' << id_;
+    return s.take();
   }
+
 
   /// Inverse of to_string(); a bare name means id 0. Fails with Errc::invalid_argument.
   static Result<Device> try_parse(std::string_view text) {

@@ -165,24 +165,22 @@ class DataType {
   /// "float32", "int32x4", "bool", "bfloat16", "complex64", "float8_e4m3fn"; a pair DLPack
   /// does not define prints as "dtype(code=C,bits=B,lanes=L)", which parse() refuses.
   std::string to_string() const {
+    detail::TextBuilder s;
     if (!is_valid()) {
-      return "dtype(code=" + std::to_string(code_) + ",bits=" + std::to_string(bits_) +
-             ",lanes=" + std::to_string(lanes_) + ")";
+      s << "dtype(code=" << code_ << ",bits=" << bits_ << ",lanes=" << lanes_ << ')';
+      return s.take();
     }
-    std::string s;
     if (code_ == dtype_code::bool_) {
-      s = "bool";
+      s << "bool";
     } else if (const char* prefix = detail::width_prefix(code_)) {
-      s = prefix + std::to_string(bits_);
+      s << prefix << bits_;
     } else {
-      s = detail::named_float_codes[code_ - detail::first_named_float_code].name;
+      s << detail::named_float_codes[code_ - detail::first_named_float_code].name;
     }
-    if (lanes_ != 1) {
-      s.push_back('x');
-      s.append(std::to_string(lanes_));
-    }
-    return s;
+    if (lanes_ != 1) s << 'x' << lanes_;
+    return s.take();
   }
+
 
   /// Inverse of to_string() for every valid type; Errc::invalid_argument naming the input.
   static Result<DataType> try_parse(std::string_view text) {

@@ -4,12 +4,13 @@
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/detail/shared_array.hpp"
+#include "dlpackpp/detail/text.hpp"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -74,24 +75,25 @@ constexpr const char* to_string(Errc code) noexcept {
 class Error : public std::exception {
  public:
   /// `detail` is the specific part; what() prefixes it with "dlpackpp: ".
-  Error(Errc code, std::string_view detail)
-      : code_(code), what_(std::make_shared<const std::string>(make_what(detail))) {}
+  Error(Errc code, std::string_view detail) : code_(code), what_(prefix_size + detail.size() + 1) {
+    char* text = what_.data();
+    for (std::size_t i = 0; i < prefix_size; ++i) text[i] = prefix[i];
+    for (std::size_t i = 0; i < detail.size(); ++i) text[prefix_size + i] = detail[i];
+    text[prefix_size + detail.size()] = '\0';
+  }
 
   /// The failure's code.
   Errc code() const noexcept { return code_; }
   /// "dlpackpp: <field> is <value>, <expectation>".
-  const char* what() const noexcept override { return what_->c_str(); }
+  const char* what() const noexcept override { return what_.data(); }
 
  private:
-  static std::string make_what(std::string_view detail) {
-    std::string s("dlpackpp: ");
-    s.append(detail.data(), detail.size());
-    return s;
-  }
+  static constexpr const char prefix[] = "dlpackpp: ";
+  static constexpr std::size_t prefix_size = sizeof(prefix) - 1;
 
   Errc code_;
   // Shared so that copying an exception never allocates or throws.
-  std::shared_ptr<const std::string> what_;
+  detail::SharedArray<char> what_;
 };
 
 /// Called with the error when a throwing entry point fails and exceptions are disabled.
@@ -132,29 +134,12 @@ inline ErrorHandler set_error_handler(ErrorHandler handler) noexcept {
 }
 
 namespace detail {
-// Message building without <sstream>: only the failure path pays for it.
-inline void append_part(std::string& s, std::string_view v) { s.append(v.data(), v.size()); }
-inline void append_part(std::string& s, const char* v) { s.append(v); }
-inline void append_part(std::string& s, char v) { s.push_back(v); }
-inline void append_part(std::string& s, bool v) { s.append(v ? "true" : "false"); }
-template <class I, std::enable_if_t<std::is_integral<I>::value && !std::is_same<I, bool>::value &&
-                                        !std::is_same<I, char>::value,
-                                    int> = 0>
-void append_part(std::string& s, I v) {
-  if (std::is_signed<I>::value) {
-    s.append(std::to_string(static_cast<long long>(v)));
-  } else {
-    s.append(std::to_string(static_cast<unsigned long long>(v)));
-  }
-}
-inline void append_part(std::string& s, const std::string& v) { s.append(v); }
-
 /// Builds an Error from message parts (strings, characters and integers).
 template <class... Parts>
 Error make_error(Errc code, const Parts&... parts) {
-  std::string s;
-  (append_part(s, parts), ...);
-  return Error(code, s);
+  TextBuilder text;
+  (text << ... << parts);
+  return Error(code, text.view());
 }
 
 /// Builds and throws (or reports) an Error; kept out of line from hot callers.
@@ -295,27 +280,43 @@ class [[nodiscard]] Result<void> {
   using value_type = void;
 
   /// A success.
-  Result() noexcept = default;
+  Result() noexcept : ok_(true) {}
   /// A failure holding `error`.
-  Result(Error error) : error_(std::make_shared<const Error>(std::move(error))) {}
+  Result(Error error) noexcept : ok_(false) { ::new (static_cast<void*>(&error_)) Error(std::move(error)); }
+  Result(const Result& other) noexcept : ok_(other.ok_) {
+    if (!ok_) ::new (static_cast<void*>(&error_)) Error(other.error_);
+  }
+  Result& operator=(const Result& other) noexcept {
+    if (this != &other) {
+      this->~Result();
+      ::new (static_cast<void*>(this)) Result(other);
+    }
+    return *this;
+  }
+  ~Result() {
+    if (!ok_) error_.~Error();
+  }
 
   /// True on success.
-  explicit operator bool() const noexcept { return !error_; }
+  explicit operator bool() const noexcept { return ok_; }
   /// True on success.
-  bool has_value() const noexcept { return !error_; }
+  bool has_value() const noexcept { return ok_; }
   /// Throws (or reports) the held Error, if any.
   void value() const {
-    if (error_) throw_error(*error_);
+    if (!ok_) throw_error(error_);
   }
   /// The error, which must be present (check `has_value()` first).
   const Error& error() const noexcept {
-    DLPACKPP_ASSERT(error_ != nullptr, "Result<void>::error() called on a success");
-    return *error_;
+    DLPACKPP_ASSERT(!ok_, "Result<void>::error() called on a success");
+    return error_;
   }
 
  private:
-  // A pointer keeps the common success case one word and allocation-free.
-  std::shared_ptr<const Error> error_;
+  // The union keeps the common success case allocation-free and trivially cheap.
+  union {
+    Error error_;
+  };
+  bool ok_;
 };
 
 }  // namespace v0

@@ -117,9 +117,10 @@ class BasicManagedTensor {
   /// Releases the current tensor and takes `other`'s, leaving it empty. Self-move is a no-op.
   BasicManagedTensor& operator=(BasicManagedTensor&& other) noexcept {
     if (this != &other) {
-      DLManaged* incoming = other.ptr_;
+      DLManaged* outgoing = ptr_;
+      ptr_ = other.ptr_;
       other.ptr_ = nullptr;
-      detail::release_to_producer(std::exchange(ptr_, incoming));
+      detail::release_to_producer(outgoing);
     }
     return *this;
   }
@@ -166,9 +167,13 @@ class BasicManagedTensor {
   /// The owned struct (NULL when empty); ownership stays here.
   DLManaged* get() const noexcept { return ptr_; }
   /// Gives up ownership, e.g. to return the tensor to a framework; the handle is left empty.
-  [[nodiscard]] DLManaged* release() noexcept { return std::exchange(ptr_, nullptr); }
+  [[nodiscard]] DLManaged* release() noexcept {
+    DLManaged* p = ptr_;
+    ptr_ = nullptr;
+    return p;
+  }
   /// Hands the tensor back to its producer now; the handle is left empty.
-  void reset() noexcept { detail::release_to_producer(std::exchange(ptr_, nullptr)); }
+  void reset() noexcept { detail::release_to_producer(release()); }
   /// Exchanges tensors with `other`.
   void swap(BasicManagedTensor& other) noexcept { std::swap(ptr_, other.ptr_); }
   /// Exchanges tensors.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/detail/shared_array.hpp"
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/dlpack.hpp"
 #include "dlpackpp/dtype.hpp"
@@ -17,7 +18,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
-#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -272,17 +272,17 @@ class TensorView {
 
   /// "float32[2, 3] strides [3, 1] cpu", plus " byte_offset N" and " read_only" when set.
   std::string to_string() const {
-    std::string s = dtype_.to_string();
+    detail::TextBuilder s;
+    s << dtype_.to_string();
     append_list(s, shape());
-    s += " strides";
-    s.push_back(' ');
+    s << " strides ";
     append_list(s, strides());
-    s.push_back(' ');
-    s += device_.to_string();
-    if (byte_offset_ != 0) s += " byte_offset " + std::to_string(byte_offset_);
-    if (read_only()) s += " read_only";
-    return s;
+    s << ' ' << device_.to_string();
+    if (byte_offset_ != 0) s << " byte_offset " << byte_offset_;
+    if (read_only()) s << " read_only";
+    return s.take();
   }
+
 
   /// Streams to_string().
   template <class Traits>
@@ -311,8 +311,8 @@ class TensorView {
       std::int64_t* compact = inline_strides_;
       if (ndim_ > DLPACKPP_VIEW_INLINE_NDIM) {
         // Rare enough to allocate; the block is shared so copies of the view stay valid.
-        heap_.reset(new std::int64_t[static_cast<std::size_t>(ndim_)]);
-        compact = heap_.get();
+        heap_ = detail::SharedArray<std::int64_t>(static_cast<std::size_t>(ndim_));
+        compact = heap_.data();
         strides_ = compact;
       }
       // Validation proved every stride fits; the product through shape[0] need not, so it
@@ -346,16 +346,16 @@ class TensorView {
       }
       shape_ = nullptr;
       strides_ = nullptr;
-      heap_.reset();
+      heap_ = detail::SharedArray<std::int64_t>();
     } else {
-      std::shared_ptr<std::int64_t[]> arrays(new std::int64_t[2 * n]);
-      std::int64_t* out = arrays.get();
+      detail::SharedArray<std::int64_t> arrays(2 * n);
+      std::int64_t* out = arrays.data();
       for (std::size_t d = 0; d < n; ++d) {
         out[d] = shape[d];
         out[n + d] = strides[d];
       }
-      shape_ = arrays.get();
-      strides_ = arrays.get() + n;
+      shape_ = out;
+      strides_ = out + n;
       heap_ = std::move(arrays);
     }
   }
@@ -393,21 +393,22 @@ class TensorView {
     }
   }
 
-  static void append_list(std::string& s, IntSpan values) {
-    s.push_back('[');
+  static void append_list(detail::TextBuilder& s, IntSpan values) {
+    s << '[';
     for (std::size_t i = 0; i < values.size(); ++i) {
-      if (i != 0) s += ", ";
-      s += std::to_string(values[i]);
+      if (i != 0) s << ", ";
+      s << values[i];
     }
-    s.push_back(']');
+    s << ']';
   }
+
 
   void* data_ = nullptr;
   const std::int64_t* shape_ = nullptr;
   const std::int64_t* strides_ = nullptr;
   // Shared so copies of the view stay valid: compact strides (or owned shape + strides) for
   // ranks above DLPACKPP_VIEW_INLINE_NDIM.
-  std::shared_ptr<std::int64_t[]> heap_;
+  detail::SharedArray<std::int64_t> heap_;
   std::uint64_t byte_offset_ = 0;
   std::uint64_t flags_ = 0;
   std::int64_t numel_ = 1;

@@ -440,12 +440,200 @@ typedef struct DLPackExchangeAPI {
 /// Error codes, the Error exception, Result<T> and the no-exceptions error handler.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/shared_array.hpp" (inlined below)
+// ---- begin dlpackpp/detail/shared_array.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// SharedArray<T>: a reference-counted array of trivial T in a single allocation, for Error
+/// messages and the rare large view. Cheaper to compile than std::shared_ptr, and copying it
+/// never allocates or throws.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+
+#include <cstddef>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#if !(defined(__GNUC__) || defined(__clang__))
+#include <atomic>
+#endif
+
+namespace dlpackpp {
+inline namespace v0 {
+namespace detail {
+
+template <class T>
+class SharedArray {
+  static_assert(std::is_trivially_copyable<T>::value && std::is_trivially_destructible<T>::value,
+                "SharedArray holds plain data only");
+
+ public:
+  /// Empty: data() is NULL.
+  SharedArray() noexcept = default;
+  /// `size` value-initialized elements (throws std::bad_alloc).
+  explicit SharedArray(std::size_t size)
+      : header_(static_cast<Header*>(::operator new(sizeof(Header) + size * sizeof(T)))) {
+    ::new (static_cast<void*>(header_)) Header{};
+    T* elements = data();
+    for (std::size_t i = 0; i < size; ++i) ::new (static_cast<void*>(elements + i)) T();
+  }
+  SharedArray(const SharedArray& other) noexcept : header_(other.header_) { retain(); }
+  SharedArray(SharedArray&& other) noexcept : header_(other.header_) { other.header_ = nullptr; }
+  SharedArray& operator=(SharedArray other) noexcept {
+    std::swap(header_, other.header_);
+    return *this;
+  }
+  ~SharedArray() { release(); }
+
+  /// The elements (NULL when empty); shared by every copy.
+  T* data() const noexcept {
+    return header_ == nullptr ? nullptr : reinterpret_cast<T*>(reinterpret_cast<char*>(header_) + sizeof(Header));
+  }
+  /// True when it holds an array.
+  explicit operator bool() const noexcept { return header_ != nullptr; }
+
+ private:
+  struct alignas(alignof(T) > alignof(long) ? alignof(T) : alignof(long)) Header {
+#if defined(__GNUC__) || defined(__clang__)
+    long refs = 1;
+#else
+    std::atomic<long> refs{1};
+#endif
+  };
+
+  void retain() const noexcept {
+    if (header_ == nullptr) return;
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_fetch_add(&header_->refs, 1, __ATOMIC_RELAXED);
+#else
+    header_->refs.fetch_add(1, std::memory_order_relaxed);
+#endif
+  }
+  void release() noexcept {
+    if (header_ == nullptr) return;
+#if defined(__GNUC__) || defined(__clang__)
+    const long before = __atomic_fetch_sub(&header_->refs, 1, __ATOMIC_ACQ_REL);
+#else
+    const long before = header_->refs.fetch_sub(1, std::memory_order_acq_rel);
+#endif
+    if (before == 1) {
+      header_->~Header();
+      ::operator delete(header_);
+    }
+    header_ = nullptr;
+  }
+
+  Header* header_ = nullptr;
+};
+
+}  // namespace detail
+}  // namespace v0
+}  // namespace dlpackpp
+
+// ---- end dlpackpp/detail/shared_array.hpp ----
+// #include "dlpackpp/detail/text.hpp" (inlined below)
+// ---- begin dlpackpp/detail/text.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Small string helpers shared by the to_string/parse pairs of Device and DataType.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace dlpackpp {
+inline namespace v0 {
+namespace detail {
+
+/// Parses a canonical decimal: digits only, no sign, no leading zero (except "0" itself),
+/// at most `max`. Canonical form is what makes parse the exact inverse of to_string.
+constexpr bool parse_decimal(std::string_view s, std::uint64_t max, std::uint64_t& out) noexcept {
+  if (s.empty() || (s.size() > 1 && s[0] == '0')) return false;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (max - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  out = v;
+  return true;
+}
+
+/// True when the NUL-terminated `a` spells exactly `b`.
+constexpr bool names_equal(const char* a, std::string_view b) noexcept {
+  std::size_t i = 0;
+  for (; a[i] != '\0'; ++i) {
+    if (i >= b.size() || a[i] != b[i]) return false;
+  }
+  return i == b.size();
+}
+
+/// Builds messages and names through non-template overloads only: std::string's own
+/// operator+= and append are templates instantiated once per literal length, which adds up
+/// in a header every translation unit includes.
+class TextBuilder {
+ public:
+  /// Appends text.
+  TextBuilder& operator<<(std::string_view v) {
+    text_.append(v.data(), v.size());
+    return *this;
+  }
+  /// Appends a NUL-terminated string.
+  TextBuilder& operator<<(const char* v) { return *this << std::string_view(v); }
+  /// Appends a std::string.
+  TextBuilder& operator<<(const std::string& v) { return *this << std::string_view(v); }
+  /// Appends one character.
+  TextBuilder& operator<<(char c) {
+    text_.push_back(c);
+    return *this;
+  }
+  /// Appends a number in decimal (narrower types promote to int).
+  TextBuilder& operator<<(int v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(long v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(long long v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(unsigned v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(unsigned long v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(unsigned long long v) { return *this << std::to_string(v); }
+  /// Appends "true" or "false".
+  TextBuilder& operator<<(bool v) { return *this << (v ? "true" : "false"); }
+  TextBuilder& operator<<(const void*) = delete;  // would otherwise print as a bool
+
+  /// The text so far.
+  std::string_view view() const noexcept { return text_; }
+  /// Moves the text out.
+  std::string take() noexcept { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+/// Quotes user input in error messages so that empty or odd strings stay visible.
+inline std::string quoted(std::string_view s) {
+  TextBuilder q;
+  q << '"' << s << '"';
+  return q.take();
+}
+
+}  // namespace detail
+}  // namespace v0
+}  // namespace dlpackpp
+
+// ---- end dlpackpp/detail/text.hpp ----
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -510,24 +698,25 @@ constexpr const char* to_string(Errc code) noexcept {
 class Error : public std::exception {
  public:
   /// `detail` is the specific part; what() prefixes it with "dlpackpp: ".
-  Error(Errc code, std::string_view detail)
-      : code_(code), what_(std::make_shared<const std::string>(make_what(detail))) {}
+  Error(Errc code, std::string_view detail) : code_(code), what_(prefix_size + detail.size() + 1) {
+    char* text = what_.data();
+    for (std::size_t i = 0; i < prefix_size; ++i) text[i] = prefix[i];
+    for (std::size_t i = 0; i < detail.size(); ++i) text[prefix_size + i] = detail[i];
+    text[prefix_size + detail.size()] = '\0';
+  }
 
   /// The failure's code.
   Errc code() const noexcept { return code_; }
   /// "dlpackpp: <field> is <value>, <expectation>".
-  const char* what() const noexcept override { return what_->c_str(); }
+  const char* what() const noexcept override { return what_.data(); }
 
  private:
-  static std::string make_what(std::string_view detail) {
-    std::string s("dlpackpp: ");
-    s.append(detail.data(), detail.size());
-    return s;
-  }
+  static constexpr const char prefix[] = "dlpackpp: ";
+  static constexpr std::size_t prefix_size = sizeof(prefix) - 1;
 
   Errc code_;
   // Shared so that copying an exception never allocates or throws.
-  std::shared_ptr<const std::string> what_;
+  detail::SharedArray<char> what_;
 };
 
 /// Called with the error when a throwing entry point fails and exceptions are disabled.
@@ -568,29 +757,12 @@ inline ErrorHandler set_error_handler(ErrorHandler handler) noexcept {
 }
 
 namespace detail {
-// Message building without <sstream>: only the failure path pays for it.
-inline void append_part(std::string& s, std::string_view v) { s.append(v.data(), v.size()); }
-inline void append_part(std::string& s, const char* v) { s.append(v); }
-inline void append_part(std::string& s, char v) { s.push_back(v); }
-inline void append_part(std::string& s, bool v) { s.append(v ? "true" : "false"); }
-template <class I, std::enable_if_t<std::is_integral<I>::value && !std::is_same<I, bool>::value &&
-                                        !std::is_same<I, char>::value,
-                                    int> = 0>
-void append_part(std::string& s, I v) {
-  if (std::is_signed<I>::value) {
-    s.append(std::to_string(static_cast<long long>(v)));
-  } else {
-    s.append(std::to_string(static_cast<unsigned long long>(v)));
-  }
-}
-inline void append_part(std::string& s, const std::string& v) { s.append(v); }
-
 /// Builds an Error from message parts (strings, characters and integers).
 template <class... Parts>
 Error make_error(Errc code, const Parts&... parts) {
-  std::string s;
-  (append_part(s, parts), ...);
-  return Error(code, s);
+  TextBuilder text;
+  (text << ... << parts);
+  return Error(code, text.view());
 }
 
 /// Builds and throws (or reports) an Error; kept out of line from hot callers.
@@ -731,27 +903,43 @@ class [[nodiscard]] Result<void> {
   using value_type = void;
 
   /// A success.
-  Result() noexcept = default;
+  Result() noexcept : ok_(true) {}
   /// A failure holding `error`.
-  Result(Error error) : error_(std::make_shared<const Error>(std::move(error))) {}
+  Result(Error error) noexcept : ok_(false) { ::new (static_cast<void*>(&error_)) Error(std::move(error)); }
+  Result(const Result& other) noexcept : ok_(other.ok_) {
+    if (!ok_) ::new (static_cast<void*>(&error_)) Error(other.error_);
+  }
+  Result& operator=(const Result& other) noexcept {
+    if (this != &other) {
+      this->~Result();
+      ::new (static_cast<void*>(this)) Result(other);
+    }
+    return *this;
+  }
+  ~Result() {
+    if (!ok_) error_.~Error();
+  }
 
   /// True on success.
-  explicit operator bool() const noexcept { return !error_; }
+  explicit operator bool() const noexcept { return ok_; }
   /// True on success.
-  bool has_value() const noexcept { return !error_; }
+  bool has_value() const noexcept { return ok_; }
   /// Throws (or reports) the held Error, if any.
   void value() const {
-    if (error_) throw_error(*error_);
+    if (!ok_) throw_error(error_);
   }
   /// The error, which must be present (check `has_value()` first).
   const Error& error() const noexcept {
-    DLPACKPP_ASSERT(error_ != nullptr, "Result<void>::error() called on a success");
-    return *error_;
+    DLPACKPP_ASSERT(!ok_, "Result<void>::error() called on a success");
+    return error_;
   }
 
  private:
-  // A pointer keeps the common success case one word and allocation-free.
-  std::shared_ptr<const Error> error_;
+  // The union keeps the common success case allocation-free and trivially cheap.
+  union {
+    Error error_;
+  };
+  bool ok_;
 };
 
 }  // namespace v0
@@ -765,61 +953,7 @@ class [[nodiscard]] Result<void> {
 /// Device: a constexpr value type over DLDevice, with names that work on every dlpack.h.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
-// #include "dlpackpp/detail/text.hpp" (inlined below)
-// ---- begin dlpackpp/detail/text.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-/// @file
-/// Small string helpers shared by the to_string/parse pairs of Device and DataType.
-
-// #include "dlpackpp/detail/config.hpp" (already inlined)
-
-#include <cstdint>
-#include <string>
-#include <string_view>
-
-namespace dlpackpp {
-inline namespace v0 {
-namespace detail {
-
-/// Parses a canonical decimal: digits only, no sign, no leading zero (except "0" itself),
-/// at most `max`. Canonical form is what makes parse the exact inverse of to_string.
-constexpr bool parse_decimal(std::string_view s, std::uint64_t max, std::uint64_t& out) noexcept {
-  if (s.empty() || (s.size() > 1 && s[0] == '0')) return false;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    const auto digit = static_cast<std::uint64_t>(c - '0');
-    if (v > (max - digit) / 10) return false;
-    v = v * 10 + digit;
-  }
-  out = v;
-  return true;
-}
-
-/// True when the NUL-terminated `a` spells exactly `b`.
-constexpr bool names_equal(const char* a, std::string_view b) noexcept {
-  std::size_t i = 0;
-  for (; a[i] != '\0'; ++i) {
-    if (i >= b.size() || a[i] != b[i]) return false;
-  }
-  return i == b.size();
-}
-
-/// Quotes user input in error messages so that empty or odd strings stay visible.
-inline std::string quoted(std::string_view s) {
-  std::string q;
-  q.reserve(s.size() + 2);
-  q.push_back('"');
-  q.append(s.data(), s.size());
-  q.push_back('"');
-  return q;
-}
-
-}  // namespace detail
-}  // namespace v0
-}  // namespace dlpackpp
-
-// ---- end dlpackpp/detail/text.hpp ----
+// #include "dlpackpp/detail/text.hpp" (already inlined)
 // #include "dlpackpp/dlpack.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
 
@@ -982,20 +1116,19 @@ class Device {
   /// "cpu", "cuda:1", "cuda_host"; host-side kinds omit ":0". Unknown codes print as
   /// "device(<code>):<id>", which parse() refuses.
   std::string to_string() const {
+    detail::TextBuilder s;
     const char* name = detail::device_name(type_);
-    std::string s;
     if (name == nullptr) {
-      s = "device(" + std::to_string(type_) + ")";
+      s << "device(" << type_ << ')';
     } else {
-      s = name;
+      s << name;
       if (id_ == 0 && (type_ == device_code::cpu || type_ == device_code::cuda_host ||
                        type_ == device_code::rocm_host)) {
-        return s;
+        return s.take();
       }
     }
-    s.push_back(':');
-    s.append(std::to_string(id_));
-    return s;
+    s << ':' << id_;
+    return s.take();
   }
 
   /// Inverse of to_string(); a bare name means id 0. Fails with Errc::invalid_argument.
@@ -1263,23 +1396,20 @@ class DataType {
   /// "float32", "int32x4", "bool", "bfloat16", "complex64", "float8_e4m3fn"; a pair DLPack
   /// does not define prints as "dtype(code=C,bits=B,lanes=L)", which parse() refuses.
   std::string to_string() const {
+    detail::TextBuilder s;
     if (!is_valid()) {
-      return "dtype(code=" + std::to_string(code_) + ",bits=" + std::to_string(bits_) +
-             ",lanes=" + std::to_string(lanes_) + ")";
+      s << "dtype(code=" << code_ << ",bits=" << bits_ << ",lanes=" << lanes_ << ')';
+      return s.take();
     }
-    std::string s;
     if (code_ == dtype_code::bool_) {
-      s = "bool";
+      s << "bool";
     } else if (const char* prefix = detail::width_prefix(code_)) {
-      s = prefix + std::to_string(bits_);
+      s << prefix << bits_;
     } else {
-      s = detail::named_float_codes[code_ - detail::first_named_float_code].name;
+      s << detail::named_float_codes[code_ - detail::first_named_float_code].name;
     }
-    if (lanes_ != 1) {
-      s.push_back('x');
-      s.append(std::to_string(lanes_));
-    }
-    return s;
+    if (lanes_ != 1) s << 'x' << lanes_;
+    return s.take();
   }
 
   /// Inverse of to_string() for every valid type; Errc::invalid_argument naming the input.
@@ -2024,6 +2154,7 @@ class TensorAccessor {
 /// queries, consumer checks and typed access.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/shared_array.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
 // #include "dlpackpp/dlpack.hpp" (already inlined)
 // #include "dlpackpp/dtype.hpp" (already inlined)
@@ -2036,7 +2167,6 @@ class TensorAccessor {
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
-#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -2291,16 +2421,15 @@ class TensorView {
 
   /// "float32[2, 3] strides [3, 1] cpu", plus " byte_offset N" and " read_only" when set.
   std::string to_string() const {
-    std::string s = dtype_.to_string();
+    detail::TextBuilder s;
+    s << dtype_.to_string();
     append_list(s, shape());
-    s += " strides";
-    s.push_back(' ');
+    s << " strides ";
     append_list(s, strides());
-    s.push_back(' ');
-    s += device_.to_string();
-    if (byte_offset_ != 0) s += " byte_offset " + std::to_string(byte_offset_);
-    if (read_only()) s += " read_only";
-    return s;
+    s << ' ' << device_.to_string();
+    if (byte_offset_ != 0) s << " byte_offset " << byte_offset_;
+    if (read_only()) s << " read_only";
+    return s.take();
   }
 
   /// Streams to_string().
@@ -2330,8 +2459,8 @@ class TensorView {
       std::int64_t* compact = inline_strides_;
       if (ndim_ > DLPACKPP_VIEW_INLINE_NDIM) {
         // Rare enough to allocate; the block is shared so copies of the view stay valid.
-        heap_.reset(new std::int64_t[static_cast<std::size_t>(ndim_)]);
-        compact = heap_.get();
+        heap_ = detail::SharedArray<std::int64_t>(static_cast<std::size_t>(ndim_));
+        compact = heap_.data();
         strides_ = compact;
       }
       // Validation proved every stride fits; the product through shape[0] need not, so it
@@ -2365,16 +2494,16 @@ class TensorView {
       }
       shape_ = nullptr;
       strides_ = nullptr;
-      heap_.reset();
+      heap_ = detail::SharedArray<std::int64_t>();
     } else {
-      std::shared_ptr<std::int64_t[]> arrays(new std::int64_t[2 * n]);
-      std::int64_t* out = arrays.get();
+      detail::SharedArray<std::int64_t> arrays(2 * n);
+      std::int64_t* out = arrays.data();
       for (std::size_t d = 0; d < n; ++d) {
         out[d] = shape[d];
         out[n + d] = strides[d];
       }
-      shape_ = arrays.get();
-      strides_ = arrays.get() + n;
+      shape_ = out;
+      strides_ = out + n;
       heap_ = std::move(arrays);
     }
   }
@@ -2412,13 +2541,13 @@ class TensorView {
     }
   }
 
-  static void append_list(std::string& s, IntSpan values) {
-    s.push_back('[');
+  static void append_list(detail::TextBuilder& s, IntSpan values) {
+    s << '[';
     for (std::size_t i = 0; i < values.size(); ++i) {
-      if (i != 0) s += ", ";
-      s += std::to_string(values[i]);
+      if (i != 0) s << ", ";
+      s << values[i];
     }
-    s.push_back(']');
+    s << ']';
   }
 
   void* data_ = nullptr;
@@ -2426,7 +2555,7 @@ class TensorView {
   const std::int64_t* strides_ = nullptr;
   // Shared so copies of the view stay valid: compact strides (or owned shape + strides) for
   // ranks above DLPACKPP_VIEW_INLINE_NDIM.
-  std::shared_ptr<std::int64_t[]> heap_;
+  detail::SharedArray<std::int64_t> heap_;
   std::uint64_t byte_offset_ = 0;
   std::uint64_t flags_ = 0;
   std::int64_t numel_ = 1;
@@ -2562,9 +2691,10 @@ class BasicManagedTensor {
   /// Releases the current tensor and takes `other`'s, leaving it empty. Self-move is a no-op.
   BasicManagedTensor& operator=(BasicManagedTensor&& other) noexcept {
     if (this != &other) {
-      DLManaged* incoming = other.ptr_;
+      DLManaged* outgoing = ptr_;
+      ptr_ = other.ptr_;
       other.ptr_ = nullptr;
-      detail::release_to_producer(std::exchange(ptr_, incoming));
+      detail::release_to_producer(outgoing);
     }
     return *this;
   }
@@ -2611,9 +2741,13 @@ class BasicManagedTensor {
   /// The owned struct (NULL when empty); ownership stays here.
   DLManaged* get() const noexcept { return ptr_; }
   /// Gives up ownership, e.g. to return the tensor to a framework; the handle is left empty.
-  [[nodiscard]] DLManaged* release() noexcept { return std::exchange(ptr_, nullptr); }
+  [[nodiscard]] DLManaged* release() noexcept {
+    DLManaged* p = ptr_;
+    ptr_ = nullptr;
+    return p;
+  }
   /// Hands the tensor back to its producer now; the handle is left empty.
-  void reset() noexcept { detail::release_to_producer(std::exchange(ptr_, nullptr)); }
+  void reset() noexcept { detail::release_to_producer(release()); }
   /// Exchanges tensors with `other`.
   void swap(BasicManagedTensor& other) noexcept { std::swap(ptr_, other.ptr_); }
   /// Exchanges tensors.

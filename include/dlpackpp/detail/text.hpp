@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace dlpackpp {
 inline namespace v0 {
@@ -37,14 +38,55 @@ constexpr bool names_equal(const char* a, std::string_view b) noexcept {
   return i == b.size();
 }
 
+/// Builds messages and names through non-template overloads only: std::string's own
+/// operator+= and append are templates instantiated once per literal length, which adds up
+/// in a header every translation unit includes.
+class TextBuilder {
+ public:
+  /// Appends text.
+  TextBuilder& operator<<(std::string_view v) {
+    text_.append(v.data(), v.size());
+    return *this;
+  }
+  /// Appends a NUL-terminated string.
+  TextBuilder& operator<<(const char* v) { return *this << std::string_view(v); }
+  /// Appends a std::string.
+  TextBuilder& operator<<(const std::string& v) { return *this << std::string_view(v); }
+  /// Appends one character.
+  TextBuilder& operator<<(char c) {
+    text_.push_back(c);
+    return *this;
+  }
+  /// Appends a number in decimal (narrower types promote to int).
+  TextBuilder& operator<<(int v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(long v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(long long v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(unsigned v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(unsigned long v) { return *this << std::to_string(v); }
+  /// Appends a number in decimal.
+  TextBuilder& operator<<(unsigned long long v) { return *this << std::to_string(v); }
+  /// Appends "true" or "false".
+  TextBuilder& operator<<(bool v) { return *this << (v ? "true" : "false"); }
+  TextBuilder& operator<<(const void*) = delete;  // would otherwise print as a bool
+
+  /// The text so far.
+  std::string_view view() const noexcept { return text_; }
+  /// Moves the text out.
+  std::string take() noexcept { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
 /// Quotes user input in error messages so that empty or odd strings stay visible.
 inline std::string quoted(std::string_view s) {
-  std::string q;
-  q.reserve(s.size() + 2);
-  q.push_back('"');
-  q.append(s.data(), s.size());
-  q.push_back('"');
-  return q;
+  TextBuilder q;
+  q << '"' << s << '"';
+  return q.take();
 }
 
 }  // namespace detail
