@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: Apache-2.0
+# The part every consumer project shares: its program, built warning-free against
+# dlpackpp::dlpackpp and registered as its one test. A dlpackpp that is not top level must not
+# have added its own tests or examples to the consumer's build.
+if(TARGET dlpackpp_warnings OR TARGET demo)
+  message(FATAL_ERROR "dlpackpp built its own tests or examples as a subproject")
+endif()
+
+enable_testing()
+add_executable(consumer main.cpp)
+target_link_libraries(consumer PRIVATE dlpackpp::dlpackpp)
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(consumer PRIVATE -Wall -Wextra -Wpedantic -Werror)
+endif()
+add_test(NAME consumer COMMAND consumer)
