@@ -73,17 +73,6 @@ struct ExportBlock {
   }
 };
 
-/// Shape checks shared by every factory; the tensor itself is validated afterwards.
-inline Result<void> check_parts(IntSpan shape, IntSpan strides) {
-  if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
-    return make_error(Errc::invalid_ndim, "shape has ", shape.size(), " dimensions");
-  }
-  if (!strides.empty() && strides.size() != shape.size()) {
-    return make_error(Errc::invalid_argument, "strides has ", strides.size(),
-                      " values but shape has ", shape.size());
-  }
-  return {};
-}
 
 /// Builds and validates the export, consuming `owner` only on success.
 template <class Handle, class Owner>
@@ -96,34 +85,25 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   using Block = ExportBlock<M, O>;
   static_assert(std::is_nothrow_destructible<O>::value, "the owner's destructor must not throw");
 
-  Result<void> parts = check_parts(shape, strides);
-  if (!parts) return parts.error();
   if constexpr (!Handle::is_versioned) {
     if (flags != 0) {
       return make_error(flags & flag::read_only ? Errc::read_only : Errc::invalid_flags,
                         "flags is ", flags, ", but a legacy DLManagedTensor carries no flags");
     }
   }
-
-  const auto ndim = static_cast<std::int32_t>(shape.size());
-  DLTensor t{};
-  t.data = data;
-  t.device = device;
-  t.ndim = static_cast<decltype(t.ndim)>(ndim);
-  t.dtype = dtype;
-  t.shape = const_cast<shape_field_t>(shape.data());
   // Without caller strides this validates exactly what the export will hold: validate()
   // checks that the compact strides derived from the shape fit in int64, and they are then
   // written straight into the block. A temporary array would cost an allocation for
   // ndim > DLPACKPP_VIEW_INLINE_NDIM, breaking "one allocation per export".
-  t.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
-  t.byte_offset = 0;
+  DLTensor t;
+  Result<void> parts = describe_parts(data, dtype, shape, strides, device, 0, t);
+  if (!parts) return parts.error();
   ValidateOptions options;
   options.flags = flags;
   Result<void> ok = validate(t, options);
   if (!ok) return ok.error();
 
-  const auto n = static_cast<std::size_t>(ndim);
+  const auto n = shape.size();
   void* raw = Block::allocate(Block::arrays_offset + 2 * n * sizeof(std::int64_t));
   auto* arrays = reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + Block::arrays_offset);
   for (std::size_t i = 0; i < n; ++i) {

@@ -35,13 +35,10 @@ struct trusted_t {
   explicit trusted_t() = default;
 };
 inline constexpr trusted_t trusted{};
-
-// The header's own field type for shape/strides: `int64_t*` in most, `const int64_t*` in some.
-using shape_field_t = decltype(DLTensor{}.shape);
 }  // namespace detail
 
 /// A borrowed view of a tensor: like std::string_view, cheap to copy and valid only while
-/// the viewed memory (and the shape/strides arrays it was given) live.
+/// the viewed memory (and, for a view of a DLTensor, its shape and strides arrays) live.
 class TensorView {
  public:
   /// Views a DLTensor after validate(); throws Error with the first problem.
@@ -86,22 +83,9 @@ class TensorView {
   static Result<TensorView> try_from(void* data, DataType dtype, IntSpan shape,
                                      IntSpan strides = {}, Device device = Device::cpu(),
                                      std::uint64_t byte_offset = 0) {
-    if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
-      return detail::make_error(Errc::invalid_ndim, "shape has ", shape.size(),
-                                " dimensions, more than DLTensor::ndim can hold");
-    }
-    if (!strides.empty() && strides.size() != shape.size()) {
-      return detail::make_error(Errc::invalid_argument, "strides has ", strides.size(),
-                                " values but shape has ", shape.size());
-    }
-    DLTensor t{};
-    t.data = data;
-    t.device = device;
-    t.ndim = static_cast<decltype(t.ndim)>(shape.size());
-    t.dtype = dtype;
-    t.shape = const_cast<detail::shape_field_t>(shape.data());
-    t.strides = strides.empty() ? nullptr : const_cast<detail::shape_field_t>(strides.data());
-    t.byte_offset = byte_offset;
+    DLTensor t;
+    Result<void> parts = detail::describe_parts(data, dtype, shape, strides, device, byte_offset, t);
+    if (!parts) return parts.error();
     Result<TensorView> view = try_from(t);
     if (view) view->own_arrays();
     return view;

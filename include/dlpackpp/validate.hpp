@@ -10,6 +10,7 @@
 #include "dlpackpp/dtype.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/flags.hpp"
+#include "dlpackpp/int_span.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,33 @@ struct ValidateOptions {
 };
 
 namespace detail {
+
+// The header's own field type for shape/strides: `int64_t*` in most, `const int64_t*` in some.
+using shape_field_t = decltype(DLTensor{}.shape);
+
+/// Fills `out` with a DLTensor over caller-owned parts, after the two checks a DLTensor
+/// cannot express: the rank fits in ndim and strides (when given) match the shape. Empty
+/// strides become NULL, which validation then treats as compact row-major.
+inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                                   Device device, std::uint64_t byte_offset, DLTensor& out) {
+  if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
+    return make_error(Errc::invalid_ndim, "shape has ", shape.size(),
+                      " dimensions, more than DLTensor::ndim can hold");
+  }
+  if (!strides.empty() && strides.size() != shape.size()) {
+    return make_error(Errc::invalid_argument, "strides has ", strides.size(),
+                      " values but shape has ", shape.size());
+  }
+  out = DLTensor{};
+  out.data = data;
+  out.device = device;
+  out.ndim = static_cast<decltype(out.ndim)>(shape.size());
+  out.dtype = dtype;
+  out.shape = const_cast<shape_field_t>(shape.data());
+  out.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
+  out.byte_offset = byte_offset;
+  return {};
+}
 
 /// What validation learns on the way, so views need not recompute it.
 struct TensorFacts {

@@ -1816,6 +1816,7 @@ class IntSpan {
 // #include "dlpackpp/dtype.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
 // #include "dlpackpp/flags.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
 
 #include <cstddef>
 #include <cstdint>
@@ -1836,6 +1837,33 @@ struct ValidateOptions {
 };
 
 namespace detail {
+
+// The header's own field type for shape/strides: `int64_t*` in most, `const int64_t*` in some.
+using shape_field_t = decltype(DLTensor{}.shape);
+
+/// Fills `out` with a DLTensor over caller-owned parts, after the two checks a DLTensor
+/// cannot express: the rank fits in ndim and strides (when given) match the shape. Empty
+/// strides become NULL, which validation then treats as compact row-major.
+inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                                   Device device, std::uint64_t byte_offset, DLTensor& out) {
+  if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
+    return make_error(Errc::invalid_ndim, "shape has ", shape.size(),
+                      " dimensions, more than DLTensor::ndim can hold");
+  }
+  if (!strides.empty() && strides.size() != shape.size()) {
+    return make_error(Errc::invalid_argument, "strides has ", strides.size(),
+                      " values but shape has ", shape.size());
+  }
+  out = DLTensor{};
+  out.data = data;
+  out.device = device;
+  out.ndim = static_cast<decltype(out.ndim)>(shape.size());
+  out.dtype = dtype;
+  out.shape = const_cast<shape_field_t>(shape.data());
+  out.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
+  out.byte_offset = byte_offset;
+  return {};
+}
 
 /// What validation learns on the way, so views need not recompute it.
 struct TensorFacts {
@@ -2184,13 +2212,10 @@ struct trusted_t {
   explicit trusted_t() = default;
 };
 inline constexpr trusted_t trusted{};
-
-// The header's own field type for shape/strides: `int64_t*` in most, `const int64_t*` in some.
-using shape_field_t = decltype(DLTensor{}.shape);
 }  // namespace detail
 
 /// A borrowed view of a tensor: like std::string_view, cheap to copy and valid only while
-/// the viewed memory (and the shape/strides arrays it was given) live.
+/// the viewed memory (and, for a view of a DLTensor, its shape and strides arrays) live.
 class TensorView {
  public:
   /// Views a DLTensor after validate(); throws Error with the first problem.
@@ -2235,22 +2260,9 @@ class TensorView {
   static Result<TensorView> try_from(void* data, DataType dtype, IntSpan shape,
                                      IntSpan strides = {}, Device device = Device::cpu(),
                                      std::uint64_t byte_offset = 0) {
-    if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
-      return detail::make_error(Errc::invalid_ndim, "shape has ", shape.size(),
-                                " dimensions, more than DLTensor::ndim can hold");
-    }
-    if (!strides.empty() && strides.size() != shape.size()) {
-      return detail::make_error(Errc::invalid_argument, "strides has ", strides.size(),
-                                " values but shape has ", shape.size());
-    }
-    DLTensor t{};
-    t.data = data;
-    t.device = device;
-    t.ndim = static_cast<decltype(t.ndim)>(shape.size());
-    t.dtype = dtype;
-    t.shape = const_cast<detail::shape_field_t>(shape.data());
-    t.strides = strides.empty() ? nullptr : const_cast<detail::shape_field_t>(strides.data());
-    t.byte_offset = byte_offset;
+    DLTensor t;
+    Result<void> parts = detail::describe_parts(data, dtype, shape, strides, device, byte_offset, t);
+    if (!parts) return parts.error();
     Result<TensorView> view = try_from(t);
     if (view) view->own_arrays();
     return view;
@@ -3003,18 +3015,6 @@ struct ExportBlock {
   }
 };
 
-/// Shape checks shared by every factory; the tensor itself is validated afterwards.
-inline Result<void> check_parts(IntSpan shape, IntSpan strides) {
-  if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
-    return make_error(Errc::invalid_ndim, "shape has ", shape.size(), " dimensions");
-  }
-  if (!strides.empty() && strides.size() != shape.size()) {
-    return make_error(Errc::invalid_argument, "strides has ", strides.size(),
-                      " values but shape has ", shape.size());
-  }
-  return {};
-}
-
 /// Builds and validates the export, consuming `owner` only on success.
 template <class Handle, class Owner>
 Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan strides,
@@ -3026,34 +3026,25 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   using Block = ExportBlock<M, O>;
   static_assert(std::is_nothrow_destructible<O>::value, "the owner's destructor must not throw");
 
-  Result<void> parts = check_parts(shape, strides);
-  if (!parts) return parts.error();
   if constexpr (!Handle::is_versioned) {
     if (flags != 0) {
       return make_error(flags & flag::read_only ? Errc::read_only : Errc::invalid_flags,
                         "flags is ", flags, ", but a legacy DLManagedTensor carries no flags");
     }
   }
-
-  const auto ndim = static_cast<std::int32_t>(shape.size());
-  DLTensor t{};
-  t.data = data;
-  t.device = device;
-  t.ndim = static_cast<decltype(t.ndim)>(ndim);
-  t.dtype = dtype;
-  t.shape = const_cast<shape_field_t>(shape.data());
   // Without caller strides this validates exactly what the export will hold: validate()
   // checks that the compact strides derived from the shape fit in int64, and they are then
   // written straight into the block. A temporary array would cost an allocation for
   // ndim > DLPACKPP_VIEW_INLINE_NDIM, breaking "one allocation per export".
-  t.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
-  t.byte_offset = 0;
+  DLTensor t;
+  Result<void> parts = describe_parts(data, dtype, shape, strides, device, 0, t);
+  if (!parts) return parts.error();
   ValidateOptions options;
   options.flags = flags;
   Result<void> ok = validate(t, options);
   if (!ok) return ok.error();
 
-  const auto n = static_cast<std::size_t>(ndim);
+  const auto n = shape.size();
   void* raw = Block::allocate(Block::arrays_offset + 2 * n * sizeof(std::int64_t));
   auto* arrays = reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + Block::arrays_offset);
   for (std::size_t i = 0; i < n; ++i) {
