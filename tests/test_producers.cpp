@@ -368,6 +368,15 @@ TEST(VersionedProducers, EveryExportCarriesTheHeadersVersion) {
   }
 }
 
+// An empty tensor's leading extent is unbounded, so deriving its compact strides must not
+// multiply it in (UBSan reports signed overflow here if it does).
+TEST(VersionedProducers, EmptyExportWithHugeLeadingExtentGetsCompactStrides) {
+  const ManagedTensor t =
+      dlpackpp::wrap(nullptr, DataType::float32(), {INT64_MAX, 0, 2}, {}, Device::cpu(), 0);
+  EXPECT_EQ(t.numel(), 0);
+  EXPECT_EQ(t.strides(), (IntSpan{2, 2, 1}));
+}
+
 TEST(VersionedProducers, WrapKeepsEveryFlagBit) {
   float buffer[2] = {};
   const std::uint64_t flags = flag::read_only | flag::is_copied | (std::uint64_t{1} << 40);

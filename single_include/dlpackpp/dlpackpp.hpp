@@ -3054,10 +3054,12 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   if (strides.empty()) {
     // Exports always carry strides: DLPack >= 1.2 requires them, so consumers need not
     // derive them. A zero extent counts as one, as in TensorView.
+    // validate() proved each stride fits; the product through shape[0] need not (an empty
+    // tensor's leading extent is unbounded), so it is never formed.
     std::int64_t running = 1;
     for (std::size_t i = n; i-- > 0;) {
       ::new (static_cast<void*>(arrays + n + i)) std::int64_t(running);
-      running *= shape[i] > 0 ? shape[i] : 1;  // validate() proved the product fits
+      if (i > 0) running *= shape[i] > 0 ? shape[i] : 1;
     }
   }
   struct FreeOnThrow {
