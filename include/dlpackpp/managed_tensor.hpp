@@ -199,13 +199,21 @@ class BasicManagedTensor {
   /// Where the memory lives.
   Device device() const noexcept { return dl_tensor().device; }
   /// Number of elements.
-  std::int64_t numel() const { return view().numel(); }
+  std::int64_t numel() const noexcept { return detail::numel_of_valid(dl_tensor()); }
   /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const { return view().nbytes(); }
+  std::int64_t nbytes() const noexcept {
+    std::int64_t bytes = 0;
+    detail::storage_bytes_of(dl_tensor().dtype.bits, dl_tensor().dtype.lanes, numel(),
+                             is_subbyte_padded(), bytes);
+    return bytes;
+  }
   /// Offset of the first element from the data pointer.
   std::uint64_t byte_offset() const noexcept { return dl_tensor().byte_offset; }
   /// The first element (data + byte_offset).
-  void* data() const { return view().data(); }
+  void* data() const noexcept {
+    const DLTensor& t = dl_tensor();
+    return t.data == nullptr ? nullptr : static_cast<char*>(t.data) + t.byte_offset;
+  }
   /// The first element as T*; Errc::dtype_mismatch, or Errc::read_only for non-const T on a
   /// READ_ONLY tensor.
   template <class T>

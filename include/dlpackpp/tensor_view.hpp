@@ -58,13 +58,7 @@ class TensorView {
   /// A view of a tensor that was validated already (e.g. by BasicManagedTensor::adopt).
   /// Ranks above DLPACKPP_VIEW_INLINE_NDIM with NULL strides allocate (std::bad_alloc).
   TensorView(detail::trusted_t, const DLTensor& tensor, std::uint64_t flags) {
-    // Validation bounds the element count of a non-empty tensor only: the other extents of
-    // an empty one may multiply past int64, so a zero extent is looked for first.
-    const auto ndim = static_cast<std::int32_t>(tensor.ndim);
-    bool empty = false;
-    for (std::int32_t d = 0; d < ndim; ++d) empty = empty || tensor.shape[d] == 0;
-    std::int64_t numel = empty ? 0 : 1;
-    for (std::int32_t d = 0; d < ndim && !empty; ++d) numel *= tensor.shape[d];
+    const std::int64_t numel = detail::numel_of_valid(tensor);
     std::int64_t nbytes = 0;
     detail::storage_bytes_of(tensor.dtype.bits, tensor.dtype.lanes, numel,
                              (flags & flag::is_subbyte_type_padded) != 0, nbytes);

@@ -59,6 +59,18 @@ inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, In
   return {};
 }
 
+/// Element count of a tensor validation already accepted: the other extents of an empty one
+/// may multiply past int64, so a zero extent is looked for first.
+inline std::int64_t numel_of_valid(const DLTensor& t) noexcept {
+  const auto ndim = static_cast<std::int32_t>(t.ndim);
+  for (std::int32_t d = 0; d < ndim; ++d) {
+    if (t.shape[d] == 0) return 0;
+  }
+  std::int64_t numel = 1;
+  for (std::int32_t d = 0; d < ndim; ++d) numel *= t.shape[d];
+  return numel;
+}
+
 /// What validation learns on the way, so views need not recompute it.
 struct TensorFacts {
   std::int64_t numel = 0;

@@ -1865,6 +1865,18 @@ inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, In
   return {};
 }
 
+/// Element count of a tensor validation already accepted: the other extents of an empty one
+/// may multiply past int64, so a zero extent is looked for first.
+inline std::int64_t numel_of_valid(const DLTensor& t) noexcept {
+  const auto ndim = static_cast<std::int32_t>(t.ndim);
+  for (std::int32_t d = 0; d < ndim; ++d) {
+    if (t.shape[d] == 0) return 0;
+  }
+  std::int64_t numel = 1;
+  for (std::int32_t d = 0; d < ndim; ++d) numel *= t.shape[d];
+  return numel;
+}
+
 /// What validation learns on the way, so views need not recompute it.
 struct TensorFacts {
   std::int64_t numel = 0;
@@ -2235,13 +2247,7 @@ class TensorView {
   /// A view of a tensor that was validated already (e.g. by BasicManagedTensor::adopt).
   /// Ranks above DLPACKPP_VIEW_INLINE_NDIM with NULL strides allocate (std::bad_alloc).
   TensorView(detail::trusted_t, const DLTensor& tensor, std::uint64_t flags) {
-    // Validation bounds the element count of a non-empty tensor only: the other extents of
-    // an empty one may multiply past int64, so a zero extent is looked for first.
-    const auto ndim = static_cast<std::int32_t>(tensor.ndim);
-    bool empty = false;
-    for (std::int32_t d = 0; d < ndim; ++d) empty = empty || tensor.shape[d] == 0;
-    std::int64_t numel = empty ? 0 : 1;
-    for (std::int32_t d = 0; d < ndim && !empty; ++d) numel *= tensor.shape[d];
+    const std::int64_t numel = detail::numel_of_valid(tensor);
     std::int64_t nbytes = 0;
     detail::storage_bytes_of(tensor.dtype.bits, tensor.dtype.lanes, numel,
                              (flags & flag::is_subbyte_type_padded) != 0, nbytes);
@@ -2785,13 +2791,21 @@ class BasicManagedTensor {
   /// Where the memory lives.
   Device device() const noexcept { return dl_tensor().device; }
   /// Number of elements.
-  std::int64_t numel() const { return view().numel(); }
+  std::int64_t numel() const noexcept { return detail::numel_of_valid(dl_tensor()); }
   /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const { return view().nbytes(); }
+  std::int64_t nbytes() const noexcept {
+    std::int64_t bytes = 0;
+    detail::storage_bytes_of(dl_tensor().dtype.bits, dl_tensor().dtype.lanes, numel(),
+                             is_subbyte_padded(), bytes);
+    return bytes;
+  }
   /// Offset of the first element from the data pointer.
   std::uint64_t byte_offset() const noexcept { return dl_tensor().byte_offset; }
   /// The first element (data + byte_offset).
-  void* data() const { return view().data(); }
+  void* data() const noexcept {
+    const DLTensor& t = dl_tensor();
+    return t.data == nullptr ? nullptr : static_cast<char*>(t.data) + t.byte_offset;
+  }
   /// The first element as T*; Errc::dtype_mismatch, or Errc::read_only for non-const T on a
   /// READ_ONLY tensor.
   template <class T>
