@@ -69,6 +69,17 @@ constexpr const char* width_prefix(std::uint8_t code) noexcept {
   }
 }
 
+/// The name of a type code: a width prefix ("int", "float", ...), "bool", or an fp8/fp6/fp4
+/// name; "unknown" for codes DLPack does not define.
+constexpr const char* code_name(std::uint8_t code) noexcept {
+  if (const char* prefix = width_prefix(code)) return prefix;
+  if (code == dtype_code::bool_) return "bool";
+  if (code >= first_named_float_code && code < dtype_code::count) {
+    return named_float_codes[code - first_named_float_code].name;
+  }
+  return "unknown";
+}
+
 /// The widths DLPack and its users define for each code. int/uint include 4-bit (packed
 /// int4/uint4 as used by quantized models); float is IEEE half/single/double.
 constexpr bool is_defined_width(std::uint8_t code, std::uint8_t bits) noexcept {
@@ -170,13 +181,8 @@ class DataType {
       s << "dtype(code=" << code_ << ",bits=" << bits_ << ",lanes=" << lanes_ << ')';
       return s.take();
     }
-    if (code_ == dtype_code::bool_) {
-      s << "bool";
-    } else if (const char* prefix = detail::width_prefix(code_)) {
-      s << prefix << bits_;
-    } else {
-      s << detail::named_float_codes[code_ - detail::first_named_float_code].name;
-    }
+    s << detail::code_name(code_);
+    if (detail::width_prefix(code_) != nullptr) s << bits_;
     if (lanes_ != 1) s << 'x' << lanes_;
     return s.take();
   }

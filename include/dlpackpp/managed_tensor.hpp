@@ -201,12 +201,7 @@ class BasicManagedTensor {
   /// Number of elements.
   std::int64_t numel() const noexcept { return detail::numel_of_valid(dl_tensor()); }
   /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const noexcept {
-    std::int64_t bytes = 0;
-    detail::storage_bytes_of(dl_tensor().dtype.bits, dl_tensor().dtype.lanes, numel(),
-                             is_subbyte_padded(), bytes);
-    return bytes;
-  }
+  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dl_tensor(), flags()); }
   /// Offset of the first element from the data pointer.
   std::uint64_t byte_offset() const noexcept { return dl_tensor().byte_offset; }
   /// The first element (data + byte_offset).

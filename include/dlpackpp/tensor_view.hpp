@@ -58,11 +58,7 @@ class TensorView {
   /// A view of a tensor that was validated already (e.g. by BasicManagedTensor::adopt).
   /// Ranks above DLPACKPP_VIEW_INLINE_NDIM with NULL strides allocate (std::bad_alloc).
   TensorView(detail::trusted_t, const DLTensor& tensor, std::uint64_t flags) {
-    const std::int64_t numel = detail::numel_of_valid(tensor);
-    std::int64_t nbytes = 0;
-    detail::storage_bytes_of(tensor.dtype.bits, tensor.dtype.lanes, numel,
-                             (flags & flag::is_subbyte_type_padded) != 0, nbytes);
-    init(tensor, flags, numel, nbytes);
+    init(tensor, flags, detail::numel_of_valid(tensor), detail::nbytes_of_valid(tensor, flags));
   }
 
   /// Non-throwing TensorView(const DLTensor&, options).

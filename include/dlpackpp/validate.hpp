@@ -71,20 +71,19 @@ inline std::int64_t numel_of_valid(const DLTensor& t) noexcept {
   return numel;
 }
 
+/// Bytes of the elements of a tensor validation already accepted.
+inline std::int64_t nbytes_of_valid(const DLTensor& t, std::uint64_t flags) noexcept {
+  std::int64_t bytes = 0;
+  storage_bytes_of(t.dtype.bits, t.dtype.lanes, numel_of_valid(t),
+                   (flags & flag::is_subbyte_type_padded) != 0, bytes);
+  return bytes;
+}
+
 /// What validation learns on the way, so views need not recompute it.
 struct TensorFacts {
   std::int64_t numel = 0;
   std::int64_t nbytes = 0;
 };
-
-inline const char* code_name(std::uint8_t code) noexcept {
-  if (const char* prefix = width_prefix(code)) return prefix;
-  if (code == dtype_code::bool_) return "bool";
-  if (code >= first_named_float_code && code < dtype_code::count) {
-    return named_float_codes[code - first_named_float_code].name;
-  }
-  return "unknown";
-}
 
 /// Checks `t` and fills `facts`; allocates only to describe a failure.
 inline Result<void> inspect(const DLTensor& t, const ValidateOptions& options,

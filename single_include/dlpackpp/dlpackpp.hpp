@@ -1300,6 +1300,17 @@ constexpr const char* width_prefix(std::uint8_t code) noexcept {
   }
 }
 
+/// The name of a type code: a width prefix ("int", "float", ...), "bool", or an fp8/fp6/fp4
+/// name; "unknown" for codes DLPack does not define.
+constexpr const char* code_name(std::uint8_t code) noexcept {
+  if (const char* prefix = width_prefix(code)) return prefix;
+  if (code == dtype_code::bool_) return "bool";
+  if (code >= first_named_float_code && code < dtype_code::count) {
+    return named_float_codes[code - first_named_float_code].name;
+  }
+  return "unknown";
+}
+
 /// The widths DLPack and its users define for each code. int/uint include 4-bit (packed
 /// int4/uint4 as used by quantized models); float is IEEE half/single/double.
 constexpr bool is_defined_width(std::uint8_t code, std::uint8_t bits) noexcept {
@@ -1401,13 +1412,8 @@ class DataType {
       s << "dtype(code=" << code_ << ",bits=" << bits_ << ",lanes=" << lanes_ << ')';
       return s.take();
     }
-    if (code_ == dtype_code::bool_) {
-      s << "bool";
-    } else if (const char* prefix = detail::width_prefix(code_)) {
-      s << prefix << bits_;
-    } else {
-      s << detail::named_float_codes[code_ - detail::first_named_float_code].name;
-    }
+    s << detail::code_name(code_);
+    if (detail::width_prefix(code_) != nullptr) s << bits_;
     if (lanes_ != 1) s << 'x' << lanes_;
     return s.take();
   }
@@ -1877,20 +1883,19 @@ inline std::int64_t numel_of_valid(const DLTensor& t) noexcept {
   return numel;
 }
 
+/// Bytes of the elements of a tensor validation already accepted.
+inline std::int64_t nbytes_of_valid(const DLTensor& t, std::uint64_t flags) noexcept {
+  std::int64_t bytes = 0;
+  storage_bytes_of(t.dtype.bits, t.dtype.lanes, numel_of_valid(t),
+                   (flags & flag::is_subbyte_type_padded) != 0, bytes);
+  return bytes;
+}
+
 /// What validation learns on the way, so views need not recompute it.
 struct TensorFacts {
   std::int64_t numel = 0;
   std::int64_t nbytes = 0;
 };
-
-inline const char* code_name(std::uint8_t code) noexcept {
-  if (const char* prefix = width_prefix(code)) return prefix;
-  if (code == dtype_code::bool_) return "bool";
-  if (code >= first_named_float_code && code < dtype_code::count) {
-    return named_float_codes[code - first_named_float_code].name;
-  }
-  return "unknown";
-}
 
 /// Checks `t` and fills `facts`; allocates only to describe a failure.
 inline Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
@@ -2247,11 +2252,7 @@ class TensorView {
   /// A view of a tensor that was validated already (e.g. by BasicManagedTensor::adopt).
   /// Ranks above DLPACKPP_VIEW_INLINE_NDIM with NULL strides allocate (std::bad_alloc).
   TensorView(detail::trusted_t, const DLTensor& tensor, std::uint64_t flags) {
-    const std::int64_t numel = detail::numel_of_valid(tensor);
-    std::int64_t nbytes = 0;
-    detail::storage_bytes_of(tensor.dtype.bits, tensor.dtype.lanes, numel,
-                             (flags & flag::is_subbyte_type_padded) != 0, nbytes);
-    init(tensor, flags, numel, nbytes);
+    init(tensor, flags, detail::numel_of_valid(tensor), detail::nbytes_of_valid(tensor, flags));
   }
 
   /// Non-throwing TensorView(const DLTensor&, options).
@@ -2793,12 +2794,7 @@ class BasicManagedTensor {
   /// Number of elements.
   std::int64_t numel() const noexcept { return detail::numel_of_valid(dl_tensor()); }
   /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const noexcept {
-    std::int64_t bytes = 0;
-    detail::storage_bytes_of(dl_tensor().dtype.bits, dl_tensor().dtype.lanes, numel(),
-                             is_subbyte_padded(), bytes);
-    return bytes;
-  }
+  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dl_tensor(), flags()); }
   /// Offset of the first element from the data pointer.
   std::uint64_t byte_offset() const noexcept { return dl_tensor().byte_offset; }
   /// The first element (data + byte_offset).

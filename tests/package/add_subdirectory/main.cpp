@@ -1,18 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Uses dlpackpp added with add_subdirectory(<dlpackpp source tree>).
-#include <dlpackpp/dlpackpp.hpp>
-
-#include <cstdio>
+#include "../consumer_check.hpp"
 
 int main() {
-  constexpr dlpackpp::Device device = dlpackpp::Device::rocm(2);
-  constexpr dlpackpp::DataType dtype = dlpackpp::DataType::bfloat16();
-  const auto device_back = dlpackpp::Device::try_parse(device.to_string());
-  const auto dtype_back = dlpackpp::DataType::try_parse(dtype.to_string());
-  std::printf("add_subdirectory consumer: dlpackpp %d.%d.%d on dlpack.h %d.%d: %s %s\n",
-              DLPACKPP_VERSION_MAJOR, DLPACKPP_VERSION_MINOR, DLPACKPP_VERSION_PATCH,
-              static_cast<int>(DLPACKPP_DLPACK_MAJOR), static_cast<int>(DLPACKPP_DLPACK_MINOR),
-              dtype.to_string().c_str(), device.to_string().c_str());
-  const bool ok = device_back && *device_back == device && dtype_back && *dtype_back == dtype;
-  return ok ? 0 : 1;
+  return consumer_round_trip("add_subdirectory", dlpackpp::Device::rocm(2), dlpackpp::DataType::bfloat16());
 }

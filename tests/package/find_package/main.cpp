@@ -1,22 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Uses an installed dlpackpp found with find_package(dlpackpp CONFIG).
-#include <dlpackpp/dlpackpp.hpp>
-
-#include <cstdio>
+#include "../consumer_check.hpp"
 
 static_assert(DLPACKPP_VERSION_MAJOR == CONSUMER_EXPECT_MAJOR &&
                   DLPACKPP_VERSION_MINOR == CONSUMER_EXPECT_MINOR,
               "dlpackppConfigVersion.cmake and version.hpp disagree");
 
 int main() {
-  constexpr dlpackpp::Device device = dlpackpp::Device::cuda(1);
-  constexpr dlpackpp::DataType dtype = dlpackpp::DataType::of<float>();
-  const auto device_back = dlpackpp::Device::try_parse(device.to_string());
-  const auto dtype_back = dlpackpp::DataType::try_parse(dtype.to_string());
-  std::printf("find_package consumer: dlpackpp %d.%d.%d on dlpack.h %d.%d: %s %s\n",
-              DLPACKPP_VERSION_MAJOR, DLPACKPP_VERSION_MINOR, DLPACKPP_VERSION_PATCH,
-              static_cast<int>(DLPACKPP_DLPACK_MAJOR), static_cast<int>(DLPACKPP_DLPACK_MINOR),
-              dtype.to_string().c_str(), device.to_string().c_str());
-  const bool ok = device_back && *device_back == device && dtype_back && *dtype_back == dtype;
-  return ok ? 0 : 1;
+  return consumer_round_trip("find_package", dlpackpp::Device::cuda(1), dlpackpp::DataType::of<float>());
 }
