@@ -13,8 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// Numeric DLDeviceType codes. Kept here, not taken from enumerators, so that device kinds an
 /// older dlpack.h does not declare still have their names and makers.
@@ -227,5 +226,4 @@ class Device {
   std::int32_t id_ = 0;
 };
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

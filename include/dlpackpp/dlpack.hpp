@@ -8,39 +8,32 @@
 ///  3. `<dlpack/dlpack.h>` found on the include path, unless DLPACKPP_USE_BUNDLED_DLPACK=1;
 ///  4. dlpackpp's bundled, ABI-identical DLPack 1.3 header (refused when
 ///     DLPACKPP_USE_BUNDLED_DLPACK=0, so a missing system header is an error, not a surprise).
+/// Chooses which dlpack.h is in force and tells the rest of the library what it offers.
+///
+/// Order of preference:
+///  1. a dlpack.h the translation unit already included (its include guard is set);
+///  2. `DLPACKPP_DLPACK_HEADER`, a header name the user predefines, e.g. `<torch/dlpack.h>`;
+///  3. `<dlpack/dlpack.h>` from the include path, only when the user opts in with
+///     `DLPACKPP_USE_BUNDLED_DLPACK=0` (the CMake option DLPACKPP_USE_SYSTEM_DLPACK sets it);
+///  4. otherwise dlpackpp's bundled, ABI-identical DLPack 1.3 header.
+/// A dlpack.h that merely happens to be installed (Debian's libdlpack-dev is 0.6) never
+/// silently replaces the bundled one: it would take ManagedTensor away.
+/// This header is included by detail/config.hpp before anything else, so every dlpackpp
+/// header sees the same choice.
 #pragma once
-
-#include "dlpackpp/detail/config.hpp"
 
 #if !defined(DLPACK_DLPACK_H_) && defined(DLPACKPP_DLPACK_HEADER)
 #include DLPACKPP_DLPACK_HEADER
 #endif
 
-// DLPACKPP_DETAIL_WANT_EXTERNAL: 1 unless the user pinned the bundled header.
-#ifndef DLPACKPP_USE_BUNDLED_DLPACK
-#define DLPACKPP_DETAIL_WANT_EXTERNAL 1
-#elif DLPACKPP_USE_BUNDLED_DLPACK
-#define DLPACKPP_DETAIL_WANT_EXTERNAL 0
-#else
-#define DLPACKPP_DETAIL_WANT_EXTERNAL 1
-#endif
-
-#if !defined(DLPACK_DLPACK_H_) && DLPACKPP_DETAIL_WANT_EXTERNAL
-#if defined(__has_include)
-#if __has_include(<dlpack/dlpack.h>)
-#include <dlpack/dlpack.h>
-#endif
-#elif defined(DLPACKPP_USE_BUNDLED_DLPACK)
-#include <dlpack/dlpack.h>  // =0 without __has_include: the external header is required
+#if !defined(DLPACK_DLPACK_H_) && defined(DLPACKPP_USE_BUNDLED_DLPACK)
+#if !DLPACKPP_USE_BUNDLED_DLPACK
+#include <dlpack/dlpack.h>  // the user asked for an external header: missing is an error
 #endif
 #endif
-#undef DLPACKPP_DETAIL_WANT_EXTERNAL
 
 // The one place the bundled header comes in (so the single-header copy inlines it once).
 #ifndef DLPACK_DLPACK_H_
-#if defined(DLPACKPP_USE_BUNDLED_DLPACK) && !DLPACKPP_USE_BUNDLED_DLPACK
-#error "DLPACKPP_USE_BUNDLED_DLPACK=0 but <dlpack/dlpack.h> is not on the include path"
-#endif
 #include "dlpackpp/bundled/dlpack.h"
 #endif
 
@@ -59,6 +52,18 @@
 #define DLPACKPP_DLPACK_MINOR (DLPACK_VERSION / 10)
 #else
 #error "dlpackpp: cannot tell the version of this dlpack.h (no DLPACK_MAJOR_VERSION or DLPACK_VERSION)"
+#endif
+#endif
+
+#define DLPACKPP_DETAIL_STR2(x) #x
+#define DLPACKPP_DETAIL_STR(x) DLPACKPP_DETAIL_STR2(x)
+/// The dlpack.h version in force as a string literal, for diagnostics ("1.3", "DLPACK_VERSION 60").
+#ifndef DLPACKPP_DLPACK_VERSION_STRING
+#if defined(DLPACK_MAJOR_VERSION)
+#define DLPACKPP_DLPACK_VERSION_STRING \
+  DLPACKPP_DETAIL_STR(DLPACK_MAJOR_VERSION) "." DLPACKPP_DETAIL_STR(DLPACK_MINOR_VERSION)
+#else
+#define DLPACKPP_DLPACK_VERSION_STRING "DLPACK_VERSION " DLPACKPP_DETAIL_STR(DLPACK_VERSION)
 #endif
 #endif
 

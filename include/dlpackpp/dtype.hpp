@@ -17,8 +17,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// Numeric DLDataTypeCode values, usable whichever dlpack.h is in force.
 namespace dtype_code {
@@ -318,6 +317,22 @@ class DataType {
   std::uint16_t lanes_ = 1;
 };
 
+/// How typed access reads a DLPack bool: the byte itself. A producer may store any byte value
+/// (NumPy and PyTorch write 0/1, others need not), and reading one other than 0 or 1 as a
+/// C++ `bool` is undefined, so `data<bool>()`/`accessor<bool, N>()` do not compile; use
+/// BoolByte, whose truth is `byte != 0`. Exporting C++ `bool` arrays is fine.
+struct BoolByte {
+  /// The stored byte, as the producer wrote it.
+  std::uint8_t byte;
+  /// True for any non-zero byte.
+  DLPACKPP_HOST_DEVICE constexpr explicit operator bool() const noexcept { return byte != 0; }
+  /// Stores 1 or 0.
+  DLPACKPP_HOST_DEVICE constexpr BoolByte& operator=(bool value) noexcept {
+    byte = value ? 1 : 0;
+    return *this;
+  }
+};
+
 /// Extension point: specialize with `static constexpr DLDataType value = {code, bits, lanes};`
 /// to give a C++ type (__half, __nv_bfloat16, an fp8 struct, a SIMD vector) a DLPack dtype.
 template <class T>
@@ -326,6 +341,10 @@ struct dtype_traits {};
 /// @cond specializations
 template <>
 struct dtype_traits<bool> {
+  static constexpr DLDataType value = {dtype_code::bool_, 8, 1};
+};
+template <>
+struct dtype_traits<BoolByte> {
   static constexpr DLDataType value = {dtype_code::bool_, 8, 1};
 };
 template <>
@@ -433,5 +452,4 @@ constexpr DataType DataType::of() noexcept {
   return dtype_of<T>;
 }
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

@@ -17,8 +17,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// One code per distinct way a DLPack tensor or request can be wrong.
 enum class Errc : int {
@@ -42,6 +41,7 @@ enum class Errc : int {
   invalid_flags,         ///< Flags that contradict the tensor (e.g. padded on a >= 8-bit type).
   invalid_argument,      ///< An argument that does not parse or does not fit.
   out_of_range,          ///< An index outside its valid range.
+  shape_mismatch,        ///< An extent differs from the one the caller requires.
 };
 
 /// The enumerator's name, e.g. "negative_shape"; "unknown" for values outside Errc.
@@ -67,6 +67,7 @@ constexpr const char* to_string(Errc code) noexcept {
     case Errc::invalid_flags: return "invalid_flags";
     case Errc::invalid_argument: return "invalid_argument";
     case Errc::out_of_range: return "out_of_range";
+    case Errc::shape_mismatch: return "shape_mismatch";
   }
   return "unknown";
 }
@@ -319,5 +320,4 @@ class [[nodiscard]] Result<void> {
   bool ok_;
 };
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

@@ -8,8 +8,7 @@
 
 #include <cstdint>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// Bits of DLManagedTensorVersioned::flags. Unknown bits are preserved, never cleared.
 namespace flag {
@@ -34,5 +33,4 @@ static_assert(flag::is_subbyte_type_padded == DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYP
               "IS_SUBBYTE_TYPE_PADDED bit differs from dlpack.h");
 #endif
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

@@ -12,8 +12,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// A read-only span of int64_t: from `{2, 3}`, a std::vector/std::array of int64_t, or a
 /// pointer and a size. Like std::string_view it never owns; the values must outlive it.
@@ -29,13 +28,16 @@ class IntSpan {
   /// `size` values starting at `data` (which may be NULL only when `size` is 0).
   constexpr IntSpan(const std::int64_t* data, std::size_t size) noexcept
       : data_(data), size_(size) {}
-// Borrowing a braced list is the point (as std::span does in C++26); GCC warns regardless.
+// Borrowing a braced list is the point (as std::span does in C++26). GCC's
+// -Winit-list-lifetime fires on this definition for every user, not at a dangling use, so it
+// is silenced here; clang diagnoses the dangling use itself through DLPACKPP_LIFETIMEBOUND.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
 #endif
-  /// A braced list; valid until the end of the full expression, as for any initializer_list.
-  constexpr IntSpan(std::initializer_list<std::int64_t> values) noexcept
+  /// A braced list; valid until the end of the full expression, as for any initializer_list,
+  /// so pass `{2, 3}` straight to a call, never keep `IntSpan s{2, 3};` (clang: -Wdangling).
+  constexpr IntSpan(std::initializer_list<std::int64_t> values DLPACKPP_LIFETIMEBOUND) noexcept
       : data_(values.begin()), size_(values.size()) {}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -50,7 +52,7 @@ class IntSpan {
                 std::is_convertible<decltype(std::declval<const C&>().data()),
                                     const std::int64_t*>::value &&
                 std::is_convertible<decltype(std::declval<const C&>().size()), std::size_t>::value>>
-  constexpr IntSpan(const C& container) noexcept
+  constexpr IntSpan(const C& container DLPACKPP_LIFETIMEBOUND) noexcept
       : data_(container.data()), size_(static_cast<std::size_t>(container.size())) {}
 
   /// First value (or NULL when empty and built without storage).
@@ -94,5 +96,4 @@ class IntSpan {
   std::size_t size_ = 0;
 };
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

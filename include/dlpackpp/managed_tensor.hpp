@@ -10,6 +10,7 @@
 #include "dlpackpp/dtype.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/flags.hpp"
+#include "dlpackpp/int_array.hpp"
 #include "dlpackpp/int_span.hpp"
 #include "dlpackpp/tensor_view.hpp"
 #include "dlpackpp/validate.hpp"
@@ -19,8 +20,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 namespace detail {
 template <class M>
@@ -45,50 +45,6 @@ void release_to_producer(M* p) noexcept {
   if (p != nullptr && p->deleter != nullptr) p->deleter(p);
 }
 }  // namespace detail
-
-/// The strides of a managed tensor, by value: the producer's, or compact row-major ones
-/// derived without allocation (for ndim <= 8) when it sent NULL. Outlives the handle's calls.
-class Strides {
- public:
-  /// The strides of `view`.
-  explicit Strides(const TensorView& view) noexcept : view_(view) {}
-  /// The strides as a span, valid while this object lives.
-  IntSpan span() const& noexcept { return view_.strides(); }
-  /// Deleted: a span of a temporary Strides would dangle (`IntSpan s = t.strides().span();`).
-  IntSpan span() const&& = delete;
-  /// As span(); valid while this object lives.
-  operator IntSpan() const& noexcept { return span(); }
-  /// Deleted: `IntSpan s = t.strides();` would dangle; keep the Strides (`auto s = ...`).
-  operator IntSpan() const&& = delete;
-  /// First stride.
-  const std::int64_t* data() const noexcept { return view_.strides().data(); }
-  /// ndim values.
-  std::size_t size() const noexcept { return view_.strides().size(); }
-  /// The stride of dimension i (no bounds check).
-  std::int64_t operator[](std::size_t i) const noexcept { return view_.strides()[i]; }
-  /// Start of the strides.
-  const std::int64_t* begin() const noexcept { return view_.strides().begin(); }
-  /// End of the strides.
-  const std::int64_t* end() const noexcept { return view_.strides().end(); }
-
-  /// Same values as `b` (works on temporaries, unlike the conversion to IntSpan).
-  friend bool operator==(const Strides& a, IntSpan b) noexcept { return a.view_.strides() == b; }
-  /// Different values from `b`.
-  friend bool operator!=(const Strides& a, IntSpan b) noexcept { return !(a == b); }
-  /// Same values.
-  friend bool operator==(const Strides& a, const Strides& b) noexcept { return a == b.view_.strides(); }
-  /// Different values.
-  friend bool operator!=(const Strides& a, const Strides& b) noexcept { return !(a == b); }
-  /// Streams as "[3, 1]".
-  template <class Traits>
-  friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
-                                                      const Strides& s) {
-    return os << s.view_.strides();
-  }
-
- private:
-  TensorView view_;
-};
 
 /// Unique ownership of a DLPack managed tensor (`DLManagedTensorVersioned` or the legacy
 /// `DLManagedTensor`): one pointer, move-only, the producer's deleter called exactly once
@@ -132,26 +88,19 @@ class BasicManagedTensor {
   /// a newer minor is accepted. A malformed tensor is released and its validation error
   /// returned. NULL is Errc::null_pointer. Never throws a validation error.
   static Result<BasicManagedTensor> try_adopt(DLManaged* p, ValidateOptions options = {}) {
-    if (p == nullptr) {
-      return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
-    }
-    BasicManagedTensor owned = adopt_unchecked(p);
+    if (DLPACKPP_UNLIKELY(p == nullptr)) return null_error();
+    BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
     if constexpr (is_versioned) {
       // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
-      if (p->version.major != DLPACKPP_DLPACK_MAJOR) {
-        const auto major = p->version.major;
-        const auto minor = p->version.minor;
-        owned.reset();
-        return detail::make_error(Errc::version_mismatch, "version.major is ", major,
-                                  " (tensor version ", major, '.', minor,
-                                  "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR,
-                                  " only");
+      if (DLPACKPP_UNLIKELY(p->version.major != DLPACKPP_DLPACK_MAJOR)) {
+        return version_error(std::move(owned));
       }
       options.flags = p->flags;
     }
-    Result<void> ok = validate(p->dl_tensor, options);
-    if (!ok) return ok.error();  // `owned` releases the tensor on the way out
-    return owned;
+    detail::TensorFacts facts;
+    Result<void> ok = detail::inspect(p->dl_tensor, options, facts);
+    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+    return Result<BasicManagedTensor>(std::move(owned));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
   static BasicManagedTensor adopt(DLManaged* p, const ValidateOptions& options = {}) {
@@ -181,40 +130,50 @@ class BasicManagedTensor {
   /// True when a tensor is owned.
   explicit operator bool() const noexcept { return ptr_ != nullptr; }
 
-  /// The owned DLTensor; the handle must not be empty.
-  const DLTensor& dl_tensor() const noexcept { return checked()->dl_tensor; }
-  /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path).
-  TensorView view() const { return TensorView(detail::trusted, dl_tensor(), flags()); }
+  /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path); valid
+  /// while this handle owns the tensor. Raw access without the flags goes through get().
+  TensorView view() const& DLPACKPP_LIFETIMEBOUND { return TensorView::unchecked(tensor(), flags()); }
+  /// Deleted: the view would outlive the temporary's tensor (its deleter runs first).
+  TensorView view() const&& = delete;
 
   /// Number of dimensions.
-  int ndim() const noexcept { return static_cast<int>(dl_tensor().ndim); }
-  /// The extents, straight from the producer.
-  IntSpan shape() const noexcept {
-    return {dl_tensor().shape, static_cast<std::size_t>(dl_tensor().ndim)};
+  int ndim() const noexcept { return static_cast<int>(tensor().ndim); }
+  /// The extents, straight from the producer; valid while this handle owns the tensor.
+  IntSpan shape() const& noexcept DLPACKPP_LIFETIMEBOUND {
+    return {tensor().shape, static_cast<std::size_t>(tensor().ndim)};
   }
+  /// Deleted: the extents die with the temporary's tensor.
+  IntSpan shape() const&& = delete;
   /// The strides by value (derived compact ones when the producer sent NULL).
-  Strides strides() const { return Strides(view()); }
+  Strides strides() const { return Strides(view().strides()); }
   /// Element type.
-  DataType dtype() const noexcept { return dl_tensor().dtype; }
+  DataType dtype() const noexcept { return tensor().dtype; }
   /// Where the memory lives.
-  Device device() const noexcept { return dl_tensor().device; }
+  Device device() const noexcept { return tensor().device; }
   /// Number of elements.
-  std::int64_t numel() const noexcept { return detail::numel_of_valid(dl_tensor()); }
-  /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dl_tensor(), flags()); }
-  /// Offset of the first element from the data pointer.
-  std::uint64_t byte_offset() const noexcept { return dl_tensor().byte_offset; }
-  /// The first element (data + byte_offset).
-  void* data() const noexcept {
-    const DLTensor& t = dl_tensor();
-    return t.data == nullptr ? nullptr : static_cast<char*>(t.data) + t.byte_offset;
+  std::int64_t numel() const noexcept {
+    return detail::numel_unchecked(tensor().shape, static_cast<int>(tensor().ndim));
   }
-  /// The first element as T*; Errc::dtype_mismatch, or Errc::read_only for non-const T on a
-  /// READ_ONLY tensor.
+  /// Bytes of the elements (packed or padded sub-byte aware).
+  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype(), numel(), flags()); }
+  /// Offset of the first element from the data pointer.
+  std::uint64_t byte_offset() const noexcept { return tensor().byte_offset; }
+  /// The first element (data + byte_offset), for reading.
+  const void* const_data() const& noexcept DLPACKPP_LIFETIMEBOUND { return view().const_data(); }
+  /// Deleted: the memory dies with the temporary.
+  const void* const_data() const&& = delete;
+  /// The first element for writing; Errc::read_only on a READ_ONLY tensor.
+  void* data() const& DLPACKPP_LIFETIMEBOUND { return view().data(); }
+  /// Deleted: the memory dies with the temporary.
+  void* data() const&& = delete;
+  /// The first element as T*, checked as TensorView::data<T>() checks it.
   template <class T>
-  T* data() const {
+  T* data() const& DLPACKPP_LIFETIMEBOUND {
     return view().template data<T>();
   }
+  /// Deleted: the memory dies with the temporary.
+  template <class T>
+  T* data() const&& = delete;
 
 #if DLPACKPP_HAS_VERSIONED
   /// The producer's DLPack version ({0, 0} for a legacy tensor, which carries none).
@@ -246,6 +205,20 @@ class BasicManagedTensor {
     DLPACKPP_ASSERT(ptr_ != nullptr, "empty BasicManagedTensor dereferenced");
     return ptr_;
   }
+  const DLTensor& tensor() const noexcept { return checked()->dl_tensor; }
+
+  DLPACKPP_COLD static Error null_error() {
+    return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
+  }
+  // Releases the tensor before building the message: only the version was read.
+  DLPACKPP_COLD static Error version_error(BasicManagedTensor owned) {
+    const auto major = owned.ptr_->version.major;
+    const auto minor = owned.ptr_->version.minor;
+    owned.reset();
+    return detail::make_error(Errc::version_mismatch, "version.major is ", major,
+                              " (tensor version ", major, '.', minor,
+                              "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
+  }
 
   DLManaged* ptr_ = nullptr;
 };
@@ -258,6 +231,27 @@ using ManagedTensor = BasicManagedTensor<DLManagedTensorVersioned>;
 /// The handle factories return unless told otherwise: versioned where the header has it.
 using DefaultManagedTensor = ManagedTensor;
 #else
+namespace detail {
+/// Stands in for ManagedTensor where the dlpack.h in force predates DLManagedTensorVersioned:
+/// naming it is one readable error instead of a cascade of undeclared identifiers.
+template <bool Available = false>
+struct ManagedTensorUnavailable {
+  static_assert(Available,
+                "dlpackpp: ManagedTensor needs DLManagedTensorVersioned (DLPack >= 1.0), but "
+                "the dlpack.h in force is " DLPACKPP_DLPACK_VERSION_STRING ". Drop "
+                "DLPACKPP_USE_BUNDLED_DLPACK=0 / DLPACKPP_USE_SYSTEM_DLPACK=ON / "
+                "DLPACKPP_DLPACK_HEADER to use the bundled DLPack 1.3 header, include a newer "
+                "dlpack.h first, or use LegacyManagedTensor");
+  template <class... A>
+  static ManagedTensorUnavailable adopt(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable try_adopt(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable adopt_unchecked(A&&...);
+};
+}  // namespace detail
+/// Not available with this dlpack.h: using it is a compile error that says why.
+using ManagedTensor = detail::ManagedTensorUnavailable<>;
 /// The handle factories return unless told otherwise: legacy, as the header has nothing else.
 using DefaultManagedTensor = LegacyManagedTensor;
 #endif
@@ -352,5 +346,4 @@ inline LegacyManagedTensor to_legacy(ManagedTensor&& tensor, bool drop_read_only
 }
 #endif
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

@@ -24,8 +24,7 @@
 #include <utility>
 #include <vector>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -74,10 +73,18 @@ struct ExportBlock {
 };
 
 
-/// Builds and validates the export, consuming `owner` only on success.
+/// A shape with more elements than the memory behind it holds.
+DLPACKPP_COLD inline Error capacity_error(std::int64_t numel, std::int64_t capacity) {
+  return make_error(Errc::invalid_argument, "shape has ", numel, " elements but the memory holds ",
+                    capacity);
+}
+
+/// Builds and validates the export, consuming `owner` only on success. `capacity`, when not
+/// negative, is how many elements the memory holds: a shape with more is refused.
 template <class Handle, class Owner>
 Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan strides,
-                           Device device, Owner&& owner, std::uint64_t flags) {
+                           Device device, Owner&& owner, std::uint64_t flags,
+                           std::int64_t capacity = -1) {
   static_assert(is_managed_handle<Handle>::value,
                 "the first template argument must be ManagedTensor or LegacyManagedTensor");
   using M = managed_of<Handle>;
@@ -100,8 +107,12 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   if (!parts) return parts.error();
   ValidateOptions options;
   options.flags = flags;
-  Result<void> ok = validate(t, options);
-  if (!ok) return ok.error();
+  TensorFacts facts;
+  Result<void> ok = inspect(t, options, facts);
+  if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+  if (DLPACKPP_UNLIKELY(capacity >= 0 && facts.numel > capacity)) {
+    return capacity_error(facts.numel, capacity);
+  }
 
   const auto n = shape.size();
   void* raw = Block::allocate(Block::arrays_offset + 2 * n * sizeof(std::int64_t));
@@ -112,14 +123,8 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   }
   if (strides.empty()) {
     // Exports always carry strides: DLPack >= 1.2 requires them, so consumers need not
-    // derive them. A zero extent counts as one, as in TensorView.
-    // validate() proved each stride fits; the product through shape[0] need not (an empty
-    // tensor's leading extent is unbounded), so it is never formed.
-    std::int64_t running = 1;
-    for (std::size_t i = n; i-- > 0;) {
-      ::new (static_cast<void*>(arrays + n + i)) std::int64_t(running);
-      if (i > 0) running *= shape[i] > 0 ? shape[i] : 1;
-    }
+    // derive them. Validation proved they fit.
+    write_compact_strides(arrays, static_cast<int>(n), arrays + n);
   }
   struct FreeOnThrow {
     void* raw;
@@ -159,24 +164,20 @@ struct AlignedBuffer {
   }
 };
 
-template <class T>
-constexpr std::uint64_t const_flags() noexcept {
-  return std::is_const<T>::value ? flag::read_only : 0;
+/// An element count as make_export's capacity (counts past int64 cap no shape anyway).
+constexpr std::int64_t clamp_count(std::size_t count) noexcept {
+  return count > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX
+                                                       : static_cast<std::int64_t>(count);
 }
 
-/// The element count of a shape the caller supplies, naming a bad extent or an overflow.
-inline Result<std::int64_t> try_numel(IntSpan shape) {
-  std::int64_t n = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] < 0) {
-      return make_error(Errc::negative_shape, "shape[", d, "] is ", shape[d], ", must be >= 0");
-    }
-    if (mul_overflows(n, shape[d], n)) {
-      return make_error(Errc::size_overflow, "shape[", d, "] is ", shape[d],
-                        ", the element count overflows int64");
-    }
-  }
-  return n;
+/// READ_ONLY for a const element type, which only a versioned tensor can say.
+template <class Handle, class E>
+constexpr std::uint64_t export_flags() noexcept {
+  static_assert(Handle::is_versioned || !std::is_const<E>::value,
+                "dlpackpp: a legacy DLManagedTensor cannot mark itself read-only, so a const "
+                "element type cannot be exported as LegacyManagedTensor (the default kind "
+                "under a DLPack 0.x header); export a non-const T, or ManagedTensor");
+  return std::is_const<E>::value ? flag::read_only : 0;
 }
 }  // namespace detail
 
@@ -219,34 +220,76 @@ Handle from_vector(std::vector<T, Alloc>&& values, IntSpan shape) {
   return try_from_vector<Handle>(std::move(values), shape).value();
 }
 
-/// Exports the array a unique_ptr owns (T may be const, which makes the export READ_ONLY);
-/// the deleter D runs when the consumer is done.
+namespace detail {
+/// Elements behind a smart pointer: one for a pointer to an object; unknown (-1) for an
+/// array form, which carries no size.
+template <class T>
+constexpr std::int64_t pointee_capacity() noexcept {
+  return std::is_array<T>::value ? -1 : 1;
+}
+}  // namespace detail
+
+/// Exports what a unique_ptr owns (T may be const, which makes the export READ_ONLY); D runs
+/// when the consumer is done. A `unique_ptr<T>` holds one element, so the shape may have at
+/// most one; a `unique_ptr<T[]>` carries no size, so the caller vouches for the shape (the
+/// overload with `count` checks it).
 template <class Handle = DefaultManagedTensor, class T, class D>
 Result<Handle> try_from_unique_ptr(std::unique_ptr<T, D>&& ptr, IntSpan shape) {
   using E = std::remove_extent_t<T>;
   void* data = const_cast<std::remove_const_t<E>*>(ptr.get());
   return detail::make_export<Handle>(data, dtype_of<E>, shape, {}, Device::cpu(), std::move(ptr),
-                                     detail::const_flags<E>());
+                                     detail::export_flags<Handle, E>(),
+                                     detail::pointee_capacity<T>());
+}
+/// An array of `count` elements: a shape with more is Errc::invalid_argument.
+template <class Handle = DefaultManagedTensor, class T, class D>
+Result<Handle> try_from_unique_ptr(std::unique_ptr<T[], D>&& ptr, std::size_t count,
+                                   IntSpan shape) {
+  void* data = const_cast<std::remove_const_t<T>*>(ptr.get());
+  return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(ptr),
+                                     detail::export_flags<Handle, T>(),
+                                     detail::clamp_count(count));
 }
 /// As try_from_unique_ptr, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T, class D>
 Handle from_unique_ptr(std::unique_ptr<T, D>&& ptr, IntSpan shape) {
   return try_from_unique_ptr<Handle>(std::move(ptr), shape).value();
 }
+/// As the counted try_from_unique_ptr, throwing on failure.
+template <class Handle = DefaultManagedTensor, class T, class D>
+Handle from_unique_ptr(std::unique_ptr<T[], D>&& ptr, std::size_t count, IntSpan shape) {
+  return try_from_unique_ptr<Handle>(std::move(ptr), count, shape).value();
+}
 
 /// Exports memory a shared_ptr keeps alive; the export holds one reference until the
-/// consumer is done. A shared_ptr to const makes the export READ_ONLY.
+/// consumer is done. A shared_ptr to const makes the export READ_ONLY. A `shared_ptr<T>`
+/// holds one element; a `shared_ptr<T[]>` carries no size, so the caller vouches for the
+/// shape (the overload with `count` checks it).
 template <class Handle = DefaultManagedTensor, class T>
 Result<Handle> try_from_shared_ptr(std::shared_ptr<T> ptr, IntSpan shape) {
   using E = std::remove_extent_t<T>;
   void* data = const_cast<std::remove_const_t<E>*>(ptr.get());
   return detail::make_export<Handle>(data, dtype_of<E>, shape, {}, Device::cpu(), std::move(ptr),
-                                     detail::const_flags<E>());
+                                     detail::export_flags<Handle, E>(),
+                                     detail::pointee_capacity<T>());
+}
+/// An array of `count` elements: a shape with more is Errc::invalid_argument.
+template <class Handle = DefaultManagedTensor, class T>
+Result<Handle> try_from_shared_ptr(std::shared_ptr<T[]> ptr, std::size_t count, IntSpan shape) {
+  void* data = const_cast<std::remove_const_t<T>*>(ptr.get());
+  return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(ptr),
+                                     detail::export_flags<Handle, T>(),
+                                     detail::clamp_count(count));
 }
 /// As try_from_shared_ptr, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T>
 Handle from_shared_ptr(std::shared_ptr<T> ptr, IntSpan shape) {
   return try_from_shared_ptr<Handle>(std::move(ptr), shape).value();
+}
+/// As the counted try_from_shared_ptr, throwing on failure.
+template <class Handle = DefaultManagedTensor, class T>
+Handle from_shared_ptr(std::shared_ptr<T[]> ptr, std::size_t count, IntSpan shape) {
+  return try_from_shared_ptr<Handle>(std::move(ptr), count, shape).value();
 }
 
 /// A fresh, zero-filled, compact host tensor whose data is aligned to 256 bytes, as DLPack
@@ -272,5 +315,4 @@ Handle allocate(DataType dtype, IntSpan shape, Device device = Device::cpu()) {
   return try_allocate<Handle>(dtype, shape, device).value();
 }
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

@@ -6,67 +6,87 @@
 #include "dlpackpp/detail/config.hpp"
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <type_traits>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 namespace detail {
 template <class... I>
 constexpr bool all_integral = (std::is_integral<I>::value && ...);
 
-/// The DLPACKPP_ACCESSOR_BOUNDS_CHECK test. Device code cannot call the host's contract
-/// handler (nor abort()), so there a failed check prints and traps instead.
-DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE void check_index(std::int64_t i,
-                                                            std::int64_t size) noexcept {
-#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
+/// Reports an index outside its dimension and aborts: on the host through the contract
+/// handler's channel, in device code (which cannot abort) with printf and a trap.
+DLPACKPP_HOST_DEVICE inline void index_out_of_range(int dim, std::int64_t i,
+                                                    std::int64_t size) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) {
-    printf("dlpackpp: TensorAccessor index %lld out of range [0, %lld)\n",
-           static_cast<long long>(i), static_cast<long long>(size));
-    __trap();
-  }
+  printf("dlpackpp: TensorAccessor index %lld out of range [0, %lld) in dimension %d\n",
+         static_cast<long long>(i), static_cast<long long>(size), dim);
+  __trap();
 #elif defined(__HIP_DEVICE_COMPILE__)
-  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) __builtin_trap();
+  static_cast<void>(dim), static_cast<void>(i), static_cast<void>(size);
+  __builtin_trap();
 #else
-  DLPACKPP_ASSERT(i >= 0 && i < size, "TensorAccessor index out of range");
-#endif
-#else
-  static_cast<void>(i);
-  static_cast<void>(size);
+  std::fprintf(stderr, "dlpackpp: TensorAccessor index %lld out of range [0, %lld) in dimension %d\n",
+               static_cast<long long>(i), static_cast<long long>(size), dim);
+  assert_fail(__FILE__, __LINE__, "TensorAccessor index out of range");
 #endif
 }
 
-/// A rank-N slice of a TensorAccessor, borrowing its sizes and strides: what chained
-/// operator[] returns. Valid only within the expression that made it.
+/// The DLPACKPP_ACCESSOR_BOUNDS_CHECK test of index `i` in dimension `dim`.
+DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE void check_index(int dim, std::int64_t i,
+                                                            std::int64_t size) noexcept {
+#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
+  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) index_out_of_range(dim, i, size);
+#else
+  static_cast<void>(dim), static_cast<void>(i), static_cast<void>(size);
+#endif
+}
+
+/// The sizes and strides of a rank-N accessor or slice, carried by value so that a slice
+/// kept from a temporary accessor (`auto row = v.accessor<float, 2>()[1];`) stays valid.
+template <int N>
+struct AccessorLayout {
+  std::int64_t sizes[N > 0 ? static_cast<std::size_t>(N) : 1] = {};
+  std::int64_t strides[N > 0 ? static_cast<std::size_t>(N) : 1] = {};
+};
+
+/// A rank-N slice of a TensorAccessor: what chained operator[] returns. It copies its
+/// N sizes and strides (the compiler drops the copies in an indexing chain).
 template <class T, int N>
 class AccessorSlice {
  public:
-  DLPACKPP_HOST_DEVICE constexpr AccessorSlice(T* data, const std::int64_t* sizes,
-                                               const std::int64_t* strides) noexcept
-      : data_(data), sizes_(sizes), strides_(strides) {}
+  DLPACKPP_HOST_DEVICE AccessorSlice(T* data, const std::int64_t* sizes,
+                                     const std::int64_t* strides, int first_dim) noexcept
+      : data_(data), first_dim_(first_dim) {
+    for (int d = 0; d < N; ++d) {
+      layout_.sizes[d] = sizes[d];
+      layout_.strides[d] = strides[d];
+    }
+  }
 
   /// Drops the leading dimension.
   DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
-    check_index(i, sizes_[0]);
+    check_index(first_dim_, i, layout_.sizes[0]);
     if constexpr (N == 1) {
-      return data_[i * strides_[0]];
+      return data_[i * layout_.strides[0]];
     } else {
-      return AccessorSlice<T, N - 1>(data_ + i * strides_[0], sizes_ + 1, strides_ + 1);
+      return AccessorSlice<T, N - 1>(data_ + i * layout_.strides[0], layout_.sizes + 1,
+                                     layout_.strides + 1, first_dim_ + 1);
     }
   }
   /// Extent of dimension d of this slice.
-  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept { return sizes_[d]; }
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept { return layout_.sizes[d]; }
   /// Stride (elements) of dimension d of this slice.
-  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept { return strides_[d]; }
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept { return layout_.strides[d]; }
   /// The slice's first element.
   DLPACKPP_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
 
  private:
   T* data_;
-  const std::int64_t* sizes_;
-  const std::int64_t* strides_;
+  AccessorLayout<N> layout_;
+  int first_dim_;
 };
 }  // namespace detail
 
@@ -106,7 +126,7 @@ class TensorAccessor {
     const std::int64_t idx[slots] = {static_cast<std::int64_t>(index)...};
     std::int64_t offset = 0;
     for (int d = 0; d < N; ++d) {
-      detail::check_index(idx[d], sizes_[d]);
+      detail::check_index(d, idx[d], sizes_[d]);
       offset += idx[d] * strides_[d];
     }
     static_cast<void>(idx);
@@ -116,7 +136,7 @@ class TensorAccessor {
   /// Index the leading dimension: an element for N == 1, a rank N-1 slice otherwise.
   template <int M = N, std::enable_if_t<(M >= 1), int> = 0>
   DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
-    return detail::AccessorSlice<T, N>(data_, sizes_, strides_)[i];
+    return detail::AccessorSlice<T, N>(data_, sizes_, strides_, 0)[i];
   }
 
   /// Extent of dimension d.
@@ -132,5 +152,4 @@ class TensorAccessor {
   std::int64_t strides_[slots] = {};
 };
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

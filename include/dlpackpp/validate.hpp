@@ -5,6 +5,7 @@
 
 #include "dlpackpp/detail/checked.hpp"
 #include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/detail/layout.hpp"
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/dlpack.hpp"
 #include "dlpackpp/dtype.hpp"
@@ -15,8 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// How strict validate() is beyond what DLPack always requires.
 struct ValidateOptions {
@@ -59,42 +59,54 @@ inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, In
   return {};
 }
 
-/// Element count of a tensor validation already accepted: the other extents of an empty one
-/// may multiply past int64, so a zero extent is looked for first.
-inline std::int64_t numel_of_valid(const DLTensor& t) noexcept {
-  const auto ndim = static_cast<std::int32_t>(t.ndim);
-  for (std::int32_t d = 0; d < ndim; ++d) {
-    if (t.shape[d] == 0) return 0;
-  }
-  std::int64_t numel = 1;
-  for (std::int32_t d = 0; d < ndim; ++d) numel *= t.shape[d];
-  return numel;
-}
-
-/// Bytes of the elements of a tensor validation already accepted.
-inline std::int64_t nbytes_of_valid(const DLTensor& t, std::uint64_t flags) noexcept {
-  std::int64_t bytes = 0;
-  storage_bytes_of(t.dtype.bits, t.dtype.lanes, numel_of_valid(t),
-                   (flags & flag::is_subbyte_type_padded) != 0, bytes);
-  return bytes;
-}
-
 /// What validation learns on the way, so views need not recompute it.
 struct TensorFacts {
   std::int64_t numel = 0;
-  std::int64_t nbytes = 0;
+  bool contiguous = true;
 };
 
-/// Checks `t` and fills `facts`; allocates only to describe a failure.
-inline Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
-                            TensorFacts& facts) {
-  const std::int32_t ndim = static_cast<std::int32_t>(t.ndim);
+/// Bytes of the elements of a tensor validation already accepted.
+inline std::int64_t nbytes_of_valid(DLDataType dtype, std::int64_t numel,
+                                    std::uint64_t flags) noexcept {
+  std::int64_t bytes = 0;
+  static_cast<void>(storage_bytes_of(dtype.bits, dtype.lanes, numel,
+                                     (flags & flag::is_subbyte_type_padded) != 0, bytes));
+  return bytes;
+}
+
+/// The element count of an untrusted shape, naming a negative extent or an overflow.
+inline Result<std::int64_t> try_numel(IntSpan shape) {
+  bool empty = false;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 0) {
+      return make_error(Errc::negative_shape, "shape[", d, "] is ", shape[d], ", must be >= 0");
+    }
+    empty = empty || shape[d] == 0;
+  }
+  if (empty) return std::int64_t{0};  // the other extents may multiply past int64: no count
+  std::int64_t numel = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (mul_overflows(numel, shape[d], numel)) {
+      return make_error(Errc::size_overflow, "shape[", d, "] is ", shape[d],
+                        ", the element count overflows int64");
+    }
+  }
+  return numel;
+}
+
+// The checks below run only when quick_accept() declined, in the catalogue's order, so each
+// failure is reported exactly as documented; message building never reaches the hot path.
+
+inline Result<void> check_rank(const DLTensor& t) {
+  const auto ndim = static_cast<std::int32_t>(t.ndim);
   if (ndim < 0) return make_error(Errc::invalid_ndim, "ndim is ", ndim, ", must be >= 0");
   if (ndim > 0 && t.shape == nullptr) {
     return make_error(Errc::null_shape, "shape is NULL with ndim ", ndim);
   }
+  return {};
+}
 
-  const DataType dtype(t.dtype);
+inline Result<void> check_dtype(DataType dtype, std::uint64_t flags) {
   if (dtype.bits() == 0) return make_error(Errc::unsupported_dtype, "dtype.bits is 0, must be > 0");
   if (dtype.lanes() == 0) {
     return make_error(Errc::unsupported_dtype, "dtype.lanes is 0, must be > 0");
@@ -108,8 +120,14 @@ inline Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
                       dtype.code(), " (", code_name(dtype.code()),
                       "), a width DLPack does not define");
   }
+  if ((flags & flag::is_subbyte_type_padded) != 0 && !dtype.is_subbyte()) {
+    return make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
+                      dtype.to_string(), " is not a sub-byte type");
+  }
+  return {};
+}
 
-  const Device device(t.device);
+inline Result<void> check_device(Device device) {
   if (!device.is_known()) {
     return make_error(Errc::unsupported_device, "device.device_type is ", device.type_code(),
                       ", not a DLPack device type");
@@ -118,111 +136,199 @@ inline Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
     return make_error(Errc::unsupported_device, "device.device_id is ", device.id(),
                       ", must be >= 0");
   }
+  return {};
+}
 
-  const bool padded = (options.flags & flag::is_subbyte_type_padded) != 0;
-  if (padded && !dtype.is_subbyte()) {
-    return make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
-                      dtype.to_string(), " is not a sub-byte type");
-  }
-
-  bool has_zero_dim = false;
-  for (std::int32_t d = 0; d < ndim; ++d) {
-    if (t.shape[d] < 0) {
-      return make_error(Errc::negative_shape, "shape[", d, "] is ", t.shape[d], ", must be >= 0");
-    }
-    has_zero_dim = has_zero_dim || t.shape[d] == 0;
-  }
-  const bool derive_strides = t.strides == nullptr && ndim > 0;
-  std::int64_t numel = 1;
-  if (!has_zero_dim) {
-    for (std::int32_t d = 0; d < ndim; ++d) {
-      if (mul_overflows(numel, t.shape[d], numel)) {
+/// Element count, and for an empty tensor whose strides views will derive, that those
+/// strides fit (an empty tensor has no element count to bound them).
+inline Result<std::int64_t> check_extents(const DLTensor& t) {
+  const auto ndim = static_cast<int>(t.ndim);
+  Result<std::int64_t> numel = try_numel({t.shape, static_cast<std::size_t>(ndim)});
+  if (numel && *numel == 0 && t.strides == nullptr) {
+    std::int64_t stride = 1;
+    for (int d = ndim - 1; d > 0; --d) {
+      if (!grow_compact_stride(stride, t.shape[d])) {
         return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
-                          ", the element count overflows int64");
-      }
-    }
-  } else {
-    numel = 0;
-    if (derive_strides) {
-      // The view derives compact strides from max(shape, 1) of the trailing dimensions; an
-      // empty tensor has no element count to bound them, and shape[0] never enters a stride.
-      std::int64_t stride = 1;
-      for (std::int32_t d = ndim - 1; d > 0; --d) {
-        if (mul_overflows(stride, t.shape[d] == 0 ? 1 : t.shape[d], stride)) {
-          return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
-                            ", the compact strides of this empty tensor overflow int64");
-        }
+                          ", the compact strides of this empty tensor overflow int64");
       }
     }
   }
+  return numel;
+}
 
+/// Offsets (in elements, relative to the first) of the nearest and farthest elements.
+inline Result<void> check_reach(const DLTensor& t, std::int64_t numel, std::int64_t& low,
+                                std::int64_t& high) {
+  low = 0;
+  high = numel - 1;
+  if (t.strides == nullptr) return {};
+  high = 0;
+  for (std::int32_t d = 0; d < static_cast<std::int32_t>(t.ndim); ++d) {
+    std::int64_t reach = 0;
+    if (mul_overflows(t.strides[d], t.shape[d] - 1, reach) ||
+        add_overflows(reach > 0 ? high : low, reach, reach > 0 ? high : low)) {
+      return make_error(Errc::offset_overflow, "strides[", d, "] is ", t.strides[d],
+                        ", the farthest element's offset overflows int64");
+    }
+  }
+  return {};
+}
+
+/// Every address from the nearest to the farthest byte stays inside the address space.
+inline Result<void> check_address_span(DataType dtype, bool padded, std::uintptr_t first,
+                                       std::int64_t low, std::int64_t high) {
+  std::int64_t below = 0;
+  std::int64_t above = 0;
+  if (low == INT64_MIN || high == INT64_MAX ||
+      !storage_bytes_of(dtype.bits(), dtype.lanes(), -low, padded, below) ||
+      !storage_bytes_of(dtype.bits(), dtype.lanes(), high + 1, padded, above)) {
+    return make_error(Errc::offset_overflow,
+                      "the strided extent in bytes overflows int64 (element offsets ", low,
+                      " to ", high, ")");
+  }
+  if (static_cast<std::uint64_t>(below) > first ||
+      static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
+    return make_error(Errc::offset_overflow, "data + byte_offset is ", first,
+                      ", the strided extent (", -below, " to +", above,
+                      " bytes) wraps around the address space");
+  }
+  return {};
+}
+
+inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first, std::size_t alignment) {
+  if (alignment == 0) return {};
+  if ((alignment & (alignment - 1)) != 0) {
+    return make_error(Errc::invalid_argument, "alignment is ", alignment,
+                      ", must be a power of two");
+  }
+  if (t.data != nullptr && (first & (alignment - 1)) != 0) {
+    return make_error(Errc::misaligned, "data + byte_offset is ", first, ", not aligned to ",
+                      alignment, " bytes");
+  }
+  return {};
+}
+
+/// The whole catalogue, check by check, reporting the first problem. Out of line and cold:
+/// valid tensors are accepted by quick_accept() and never come here unless they are unusual
+/// (empty, sub-byte, padded) rather than wrong.
+DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOptions& options,
+                                          TensorFacts& facts) {
+#define DLPACKPP_DETAIL_TRY(expr)      \
+  do {                                 \
+    Result<void> dlpackpp_ok_ = (expr); \
+    if (!dlpackpp_ok_) return dlpackpp_ok_; \
+  } while (false)
+  DLPACKPP_DETAIL_TRY(check_rank(t));
+  const DataType dtype(t.dtype);
+  DLPACKPP_DETAIL_TRY(check_dtype(dtype, options.flags));
+  DLPACKPP_DETAIL_TRY(check_device(Device(t.device)));
+  const Result<std::int64_t> counted = check_extents(t);
+  if (!counted) return counted.error();
+  const std::int64_t numel = *counted;
+  const bool padded = (options.flags & flag::is_subbyte_type_padded) != 0;
   std::int64_t nbytes = 0;
   if (!storage_bytes_of(dtype.bits(), dtype.lanes(), numel, padded, nbytes)) {
     return make_error(Errc::size_overflow, "byte size of ", numel, " elements of ",
                       dtype.to_string(), " overflows int64");
   }
-
-  if (derive_strides && options.require_strides) {
+  const auto ndim = static_cast<int>(t.ndim);
+  if (t.strides == nullptr && ndim > 0 && options.require_strides) {
     return make_error(Errc::null_strides, "strides is NULL with ndim ", ndim,
                       ", DLPack >= 1.2 requires strides");
   }
   if (t.data == nullptr && numel > 0) {
     return make_error(Errc::null_data, "data is NULL with ", numel, " elements");
   }
-
   const auto base = reinterpret_cast<std::uintptr_t>(t.data);
   if (t.byte_offset > UINTPTR_MAX - base) {
     return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
                       ", data + byte_offset wraps around the address space");
   }
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
-
   if (numel > 0) {
-    // Element offsets of the nearest and farthest reachable elements, relative to the first.
     std::int64_t low = 0;
     std::int64_t high = 0;
-    if (derive_strides) {
-      high = numel - 1;
-    } else {
-      for (std::int32_t d = 0; d < ndim; ++d) {
-        std::int64_t reach = 0;
-        if (mul_overflows(t.strides[d], t.shape[d] - 1, reach) ||
-            add_overflows(reach > 0 ? high : low, reach, reach > 0 ? high : low)) {
-          return make_error(Errc::offset_overflow, "strides[", d, "] is ", t.strides[d],
-                            ", the farthest element's offset overflows int64");
-        }
-      }
-    }
-    std::int64_t below = 0;
-    std::int64_t above = 0;
-    if (low == INT64_MIN || high == INT64_MAX ||
-        !storage_bytes_of(dtype.bits(), dtype.lanes(), -low, padded, below) ||
-        !storage_bytes_of(dtype.bits(), dtype.lanes(), high + 1, padded, above)) {
-      return make_error(Errc::offset_overflow,
-                        "the strided extent in bytes overflows int64 (element offsets ", low,
-                        " to ", high, ")");
-    }
-    if (static_cast<std::uint64_t>(below) > first ||
-        static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
-      return make_error(Errc::offset_overflow, "data + byte_offset is ", first,
-                        ", the strided extent (", -below, " to +", above,
-                        " bytes) wraps around the address space");
-    }
+    DLPACKPP_DETAIL_TRY(check_reach(t, numel, low, high));
+    DLPACKPP_DETAIL_TRY(check_address_span(dtype, padded, first, low, high));
   }
-
-  if (options.alignment != 0) {
-    if ((options.alignment & (options.alignment - 1)) != 0) {
-      return make_error(Errc::invalid_argument, "alignment is ", options.alignment,
-                        ", must be a power of two");
-    }
-    if (t.data != nullptr && first % options.alignment != 0) {
-      return make_error(Errc::misaligned, "data + byte_offset is ", first,
-                        ", not aligned to ", options.alignment, " bytes");
-    }
-  }
-
+  DLPACKPP_DETAIL_TRY(check_alignment(t, first, options.alignment));
+#undef DLPACKPP_DETAIL_TRY
   facts.numel = numel;
-  facts.nbytes = nbytes;
+  facts.contiguous = t.strides == nullptr || dense_in_order(t.shape, t.strides, ndim, false);
+  return {};
+}
+
+/// The common case in one pass and without a message in sight: a non-empty tensor of a
+/// byte-sized type, not padded. Computes element count, reach and row-major density together.
+/// Declines (false) anything else, valid or not, and diagnose() decides; it never accepts
+/// what diagnose() would refuse.
+DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
+                                        TensorFacts& facts) noexcept {
+  const auto ndim = static_cast<std::int32_t>(t.ndim);
+  const std::int64_t* shape = t.shape;
+  const std::int64_t* strides = t.strides;
+  if (ndim < 0 || (ndim > 0 && shape == nullptr)) return false;
+  const DataType dtype(t.dtype);
+  const Device device(t.device);
+  if ((dtype.bits() & 7) != 0 || !dtype.is_valid() || !device.is_known() || device.id() < 0) {
+    return false;
+  }
+  if (options.flags & flag::is_subbyte_type_padded) return false;
+  std::int64_t numel = 1;
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  bool contiguous = true;
+  if (strides == nullptr) {
+    if (options.require_strides && ndim > 0) return false;
+    for (std::int32_t d = 0; d < ndim; ++d) {
+      if (shape[d] <= 0 || mul_overflows(numel, shape[d], numel)) return false;
+    }
+    high = numel - 1;
+  } else {
+    for (std::int32_t d = ndim - 1; d >= 0; --d) {
+      const std::int64_t extent = shape[d];
+      const std::int64_t stride = strides[d];
+      std::int64_t reach = 0;
+      if (extent <= 0 || mul_overflows(stride, extent - 1, reach) ||
+          add_overflows(reach > 0 ? high : low, reach, reach > 0 ? high : low)) {
+        return false;
+      }
+      // Walking inwards out, the row-major stride of `d` is the count so far.
+      if (extent != 1 && stride != numel) contiguous = false;
+      if (mul_overflows(numel, extent, numel)) return false;
+    }
+  }
+  // Whole bytes per lane here (sub-byte and odd widths were declined above).
+  const std::int64_t element_bytes =
+      static_cast<std::int64_t>(dtype.bits() / 8) * static_cast<std::int64_t>(dtype.lanes());
+  std::int64_t nbytes = 0;
+  std::int64_t below = 0;
+  std::int64_t above = 0;
+  if (t.data == nullptr || mul_overflows(numel, element_bytes, nbytes) || low == INT64_MIN ||
+      high == INT64_MAX || mul_overflows(-low, element_bytes, below) ||
+      mul_overflows(high + 1, element_bytes, above)) {
+    return false;
+  }
+  const auto base = reinterpret_cast<std::uintptr_t>(t.data);
+  if (t.byte_offset > UINTPTR_MAX - base) return false;
+  const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
+  if (static_cast<std::uint64_t>(below) > first ||
+      static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
+    return false;
+  }
+  const std::size_t alignment = options.alignment;
+  if (alignment != 0 && ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0)) {
+    return false;
+  }
+  facts.numel = numel;
+  facts.contiguous = contiguous;
+  return true;
+}
+
+/// Checks `t` and fills `facts`; allocates only to describe a failure.
+DLPACKPP_FORCE_INLINE Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
+                                           TensorFacts& facts) {
+  if (DLPACKPP_UNLIKELY(!quick_accept(t, options, facts))) return diagnose(t, options, facts);
   return {};
 }
 
@@ -236,5 +342,4 @@ inline Result<void> validate(const DLTensor& tensor, const ValidateOptions& opti
   return detail::inspect(tensor, options, facts);
 }
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

@@ -7,8 +7,7 @@
 
 #include <cstdint>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
 /// a * b into out; false when it does not fit in int64_t.
@@ -43,5 +42,4 @@ DLPACKPP_HOST_DEVICE constexpr bool add_overflows(std::int64_t a, std::int64_t b
 }
 
 }  // namespace detail
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

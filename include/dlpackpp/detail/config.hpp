@@ -5,6 +5,8 @@
 #pragma once
 
 #include "dlpackpp/version.hpp"
+// First, so that every header (and the ABI namespace below) sees one choice of dlpack.h.
+#include "dlpackpp/dlpack.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -43,10 +45,35 @@
 #endif
 
 // Branch hint for error paths that are never taken by valid input.
-#if defined(__GNUC__) || defined(__clang__)
+#ifdef DLPACKPP_UNLIKELY
+// Use the provided definition.
+#elif defined(__GNUC__) || defined(__clang__)
 #define DLPACKPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define DLPACKPP_UNLIKELY(x) (x)
+#endif
+
+// Keeps message building out of the hot paths: error builders are outlined and laid out cold.
+#ifdef DLPACKPP_COLD
+// Use the provided definition.
+#elif defined(__GNUC__) || defined(__clang__)
+#define DLPACKPP_COLD __attribute__((cold, noinline))
+#else
+#define DLPACKPP_COLD
+#endif
+
+// Marks what a returned pointer, span or reference borrows from, so that clang warns
+// (-Wdangling) when the borrowed object dies first. GCC has no equivalent attribute.
+#ifdef DLPACKPP_LIFETIMEBOUND
+// Use the provided definition.
+#elif defined(__has_cpp_attribute)
+#if __has_cpp_attribute(clang::lifetimebound)
+#define DLPACKPP_LIFETIMEBOUND [[clang::lifetimebound]]
+#else
+#define DLPACKPP_LIFETIMEBOUND
+#endif
+#else
+#define DLPACKPP_LIFETIMEBOUND
 #endif
 
 // Contract checks (a NULL handle dereferenced, an index out of range in debug code). They
@@ -60,9 +87,22 @@
 #endif
 
 // Bounds checks inside TensorAccessor indexing: off by default because kernels index in
-// tight loops; turn on while debugging.
+// tight loops; turn on while debugging. Part of the ABI namespace below.
 #ifndef DLPACKPP_ACCESSOR_BOUNDS_CHECK
 #define DLPACKPP_ACCESSOR_BOUNDS_CHECK 0
+#endif
+#if DLPACKPP_ACCESSOR_BOUNDS_CHECK != 0 && DLPACKPP_ACCESSOR_BOUNDS_CHECK != 1
+#error "DLPACKPP_ACCESSOR_BOUNDS_CHECK must be 0 or 1"
+#endif
+
+// Ranks up to this get NULL strides normalized (and raw-parts shapes copied) inside the view
+// itself, with no allocation. It sets sizeof(TensorView), so it is part of the ABI namespace
+// below and must be a plain decimal literal.
+#ifndef DLPACKPP_VIEW_INLINE_NDIM
+#define DLPACKPP_VIEW_INLINE_NDIM 8
+#endif
+#if DLPACKPP_VIEW_INLINE_NDIM < 1 || DLPACKPP_VIEW_INLINE_NDIM > 64
+#error "DLPACKPP_VIEW_INLINE_NDIM must be a decimal literal from 1 to 64"
 #endif
 
 // Half-precision builtins, used for dtype_of<> when the compiler has them in C++ mode.
@@ -81,8 +121,32 @@
 #endif
 #endif
 
-namespace dlpackpp {
-inline namespace v0 {
+// The inline ABI namespace encodes the library version and every knob that changes layout or
+// behaviour of inline code: the dlpack.h kind (DefaultManagedTensor), the exceptions mode,
+// accessor bounds checks and the view's inline rank. Two translation units built with
+// different settings then name different entities and cannot silently break the ODR, e.g.
+// `dlpackpp::v0_1_dl1_ex1_bc0_in8::TensorView`.
+#define DLPACKPP_DETAIL_CAT2(a, b) a##b
+#define DLPACKPP_DETAIL_CAT(a, b) DLPACKPP_DETAIL_CAT2(a, b)
+#define DLPACKPP_ABI_NAMESPACE                                                                 \
+  DLPACKPP_DETAIL_CAT(                                                                         \
+      DLPACKPP_DETAIL_CAT(                                                                     \
+          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(v, DLPACKPP_VERSION_MAJOR),                  \
+                              DLPACKPP_DETAIL_CAT(_, DLPACKPP_VERSION_MINOR)),                 \
+          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_dl, DLPACKPP_HAS_VERSIONED),                \
+                              DLPACKPP_DETAIL_CAT(_ex, DLPACKPP_USE_EXCEPTIONS))),             \
+      DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_bc, DLPACKPP_ACCESSOR_BOUNDS_CHECK),            \
+                          DLPACKPP_DETAIL_CAT(_in, DLPACKPP_VIEW_INLINE_NDIM)))
+/// Opens dlpackpp's namespace and its inline ABI namespace.
+#define DLPACKPP_BEGIN_NAMESPACE \
+  namespace dlpackpp {           \
+  inline namespace DLPACKPP_ABI_NAMESPACE {
+/// Closes what DLPACKPP_BEGIN_NAMESPACE opened.
+#define DLPACKPP_END_NAMESPACE \
+  }                            \
+  }
+
+DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 /// Reports a broken contract and aborts; out of line so the check costs one branch.
 [[noreturn]] inline void assert_fail(const char* file, int line, const char* msg) noexcept {
@@ -91,5 +155,4 @@ namespace detail {
   std::abort();
 }
 }  // namespace detail
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

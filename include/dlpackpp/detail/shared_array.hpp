@@ -16,8 +16,7 @@
 #include <atomic>
 #endif
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
 template <class T>
@@ -85,5 +84,4 @@ class SharedArray {
 };
 
 }  // namespace detail
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE

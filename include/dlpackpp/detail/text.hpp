@@ -10,8 +10,7 @@
 #include <string_view>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
 /// Parses a canonical decimal: digits only, no sign, no leading zero (except "0" itself),
@@ -90,5 +89,4 @@ inline std::string quoted(std::string_view s) {
 }
 
 }  // namespace detail
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
