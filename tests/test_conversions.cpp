@@ -67,7 +67,7 @@ struct Original {
 
 // The view contents a conversion must carry over unchanged.
 void expect_same_contents(const TensorView& got, const TensorView& want) {
-  EXPECT_EQ(got.data(), want.data());
+  EXPECT_EQ(got.const_data(), want.const_data());
   EXPECT_EQ(got.byte_offset(), want.byte_offset());
   EXPECT_EQ(got.dtype(), want.dtype());
   EXPECT_EQ(got.device(), want.device());
@@ -179,7 +179,7 @@ TEST_F(Conversions, ChainsKeepContentsAndCallTheOriginalDeleterOnceAtTheEnd) {
 TEST_F(Conversions, ToLegacyRefusesReadOnlyAndLeavesTheInputOwning) {
   ManagedTensor in = versioned(flag::read_only);
   DLManagedTensorVersioned* p = in.get();
-  const void* data = in.data();
+  const void* data = in.const_data();
   auto r = dlpackpp::try_to_legacy(std::move(in));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), Errc::read_only);

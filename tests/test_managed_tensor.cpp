@@ -371,7 +371,7 @@ TYPED_TEST(Ownership, ShortcutsReportTheProducersTensor) {
   EXPECT_EQ(t.data(), p->dl_tensor.data);
   EXPECT_EQ(t.template data<std::int32_t>(), p->dl_tensor.data);
   EXPECT_EQ(t.template data<const std::int32_t>(), p->dl_tensor.data);
-  EXPECT_EQ(&t.dl_tensor(), &p->dl_tensor);
+  EXPECT_EQ(t.const_data(), p->dl_tensor.data);
   EXPECT_EQ(t.view().data(), p->dl_tensor.data);
   EXPECT_FALSE(t.read_only());
   expect_errc(Errc::dtype_mismatch, [&] { static_cast<void>(t.template data<float>()); });
@@ -460,15 +460,21 @@ TEST_F(VersionedFlags, ReadOnlyRefusesEveryMutablePathAndAllowsConstOnes) {
       {"view().data<float>", [&] { static_cast<void>(t.view().data<float>()); }},
       {"view().accessor<float, 2>", [&] { static_cast<void>(t.view().accessor<float, 2>()); }},
       {"view().require_writable", [&] { static_cast<void>(t.view().require_writable()); }},
+      {"data()", [&] { static_cast<void>(t.data()); }},
+      {"view().data()", [&] { static_cast<void>(t.view().data()); }},
+      {"view().try_data<float>", [&] { t.view().try_data<float>().value(); }},
+      {"view().try_accessor<float, 2>", [&] { t.view().try_accessor<float, 2>().value(); }},
+      {"view().try_require_writable", [&] { t.view().try_require_writable().value(); }},
   };
   for (const auto& [name, path] : mutable_paths) {
     SCOPED_TRACE(name);
     expect_errc(Errc::read_only, path);
   }
-  EXPECT_EQ(t.data<const float>(), t.data());
-  EXPECT_EQ(t.view().data<const float>(), t.data());
+  EXPECT_EQ(t.data<const float>(), t.const_data());
+  EXPECT_EQ(t.view().data<const float>(), t.const_data());
+  EXPECT_EQ(t.view().const_data(), t.const_data());
   const auto read = t.view().accessor<const float, 2>();
-  EXPECT_EQ(read.data(), t.data());
+  EXPECT_EQ(read.data(), t.const_data());
   EXPECT_EQ(read(1, 2), 0.0f);
 }
 

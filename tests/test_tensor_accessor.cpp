@@ -197,7 +197,7 @@ TEST(TensorAccessor, CreationChecksDtypeRankAndWritability) {
   expect_error([&] { v.accessor<float, 0>(); }, Errc::rank_mismatch, "accessor rank is 0");
   expect_error([&] { v.accessor<const float, 1>(); }, Errc::rank_mismatch, "accessor rank is 1");
 
-  const TensorView locked(dlpackpp::detail::trusted, v.to_dltensor(), flag::read_only);
+  const TensorView locked = TensorView::unchecked(v.to_dltensor(), flag::read_only);
   expect_error([&] { locked.accessor<float, 2>(); }, Errc::read_only, "READ_ONLY");
   const TensorAccessor<const float, 2> reader = locked.accessor<const float, 2>();
   EXPECT_EQ(reader(1, 2), 1.5f);

@@ -346,7 +346,7 @@ TEST_P(ValidGrid, MatchesBruteForce) {
       dlpackpp::Result<TensorView> tried = TensorView::try_from(t, options);
       ASSERT_TRUE(tried.has_value());
       EXPECT_EQ(summary(*tried), summary(v));
-      const TensorView trusted(dlpackpp::detail::trusted, t, options.flags);
+      const TensorView trusted = TensorView::unchecked(t, options.flags);
       EXPECT_EQ(summary(trusted), summary(v));
       EXPECT_EQ(trusted.strides(), IntSpan(expected_strides));
 
@@ -501,7 +501,7 @@ TEST(TensorView, EmptyTensorWithHugeExtentsAndStrides) {
   Ints strides{0, 1, 0, 1};
   const DLTensor t = make_tensor(nullptr, DataType::float32(), shape, &strides);
   const TensorView validated(t);
-  const TensorView trusted(dlpackpp::detail::trusted, t, 0);
+  const TensorView trusted = TensorView::unchecked(t, 0);
   for (const TensorView* v : {&validated, &trusted}) {
     EXPECT_EQ(v->numel(), 0);
     EXPECT_EQ(v->nbytes(), 0);
@@ -536,7 +536,7 @@ TEST(TensorView, ReadOnlyRefusesMutableAccess) {
   std::vector<float> storage(6);
   Ints shape{2, 3};
   const DLTensor t = make_tensor(storage.data(), DataType::float32(), shape, nullptr);
-  const TensorView trusted(dlpackpp::detail::trusted, t, flag::read_only);
+  const TensorView trusted = TensorView::unchecked(t, flag::read_only);
   const TensorView validated(t, ValidateOptions{false, 0, flag::read_only});
   for (const TensorView* v : {&trusted, &validated}) {
     EXPECT_TRUE(v->read_only());
@@ -564,7 +564,7 @@ TEST(TensorView, RequireChecksThrowTheirCode) {
   const TensorView v(make_tensor(storage.data(), DataType::float32(), shape, nullptr));
   const TensorView transposed(
       make_tensor(storage.data(), DataType::float32(), shape, &transposed_strides));
-  const TensorView read_only(dlpackpp::detail::trusted, v.to_dltensor(), flag::read_only);
+  const TensorView read_only = TensorView::unchecked(v.to_dltensor(), flag::read_only);
   const RequireCase cases[] = {
       {"dtype", [](const TensorView& x) { x.require_dtype(DataType::float64()); },
        Errc::dtype_mismatch, "dtype is float32, required float64"},
@@ -578,12 +578,12 @@ TEST(TensorView, RequireChecksThrowTheirCode) {
        [](const TensorView& x) {
          x.require_shape({-1, 4});
        },
-       Errc::invalid_argument, "shape[1] is 3, required 4"},
+       Errc::shape_mismatch, "shape[1] is 3, required 4"},
       {"shape_first_extent",
        [](const TensorView& x) {
          x.require_shape({3, -1});
        },
-       Errc::invalid_argument, "shape[0] is 2, required 3"},
+       Errc::shape_mismatch, "shape[0] is 2, required 3"},
       {"shape_bad_wildcard",
        [](const TensorView& x) {
          x.require_shape({-2, 3});
@@ -635,8 +635,7 @@ TEST(TensorView, Streams) {
   std::vector<std::int64_t> wide(10);
   Ints one{4};
   Ints two{2};
-  const TensorView w(dlpackpp::detail::trusted,
-                     make_tensor(wide.data(), DataType::int64(), one, &two, 16, Device::cuda(1)),
+  const TensorView w = TensorView::unchecked(make_tensor(wide.data(), DataType::int64(), one, &two, 16, Device::cuda(1)),
                      flag::read_only);
   EXPECT_EQ(w.to_string(), "int64[4] strides [2] cuda:1 byte_offset 16 read_only");
 }

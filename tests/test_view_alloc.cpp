@@ -94,7 +94,7 @@ std::int64_t use_views(const DLTensor& t) {
   const TensorView raw(
       t.data, t.dtype, IntSpan(t.shape, static_cast<std::size_t>(t.ndim)),
       t.strides == nullptr ? IntSpan() : IntSpan(t.strides, static_cast<std::size_t>(t.ndim)));
-  const TensorView trusted(dlpackpp::detail::trusted, t, 0);
+  const TensorView trusted = TensorView::unchecked(t, 0);
   TensorView copy = v;
   copy = raw;
   const TensorView moved = std::move(copy);

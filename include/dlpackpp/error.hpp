@@ -225,17 +225,20 @@ class [[nodiscard]] Result {
     if (!ok_) throw_error(error_);
     return value_;
   }
-  /// Moves the value out; throws (or reports) the held Error when there is none.
-  T&& value() && {
-    if (!ok_) throw_error(error_);
+  /// Moves the value out (by value, so `const auto& x = f().value();` cannot dangle);
+  /// throws (or reports) the held Error when there is none.
+  T value() && {
+    if (DLPACKPP_UNLIKELY(!ok_)) throw_error(error_);
     return std::move(value_);
   }
   /// The value, which must be present.
   T& operator*() & noexcept { return checked(), value_; }
   /// The value, which must be present.
   const T& operator*() const& noexcept { return checked(), value_; }
-  /// Moves the value out; it must be present.
-  T&& operator*() && noexcept { return checked(), std::move(value_); }
+  /// Moves the value out (by value, as value() &&); it must be present.
+  T operator*() && noexcept(std::is_nothrow_move_constructible<T>::value) {
+    return checked(), std::move(value_);
+  }
   /// Member access to the value, which must be present.
   T* operator->() noexcept { return checked(), &value_; }
   /// Member access to the value, which must be present.

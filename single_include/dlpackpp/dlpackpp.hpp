@@ -39,135 +39,31 @@
 ///  3. `<dlpack/dlpack.h>` found on the include path, unless DLPACKPP_USE_BUNDLED_DLPACK=1;
 ///  4. dlpackpp's bundled, ABI-identical DLPack 1.3 header (refused when
 ///     DLPACKPP_USE_BUNDLED_DLPACK=0, so a missing system header is an error, not a surprise).
-
-// #include "dlpackpp/detail/config.hpp" (inlined below)
-// ---- begin dlpackpp/detail/config.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-/// @file
-/// Compiler and build detection shared by every dlpackpp header (always its first include).
-/// Every macro here can be predefined by the user; the value given here is only the default.
-
-// #include "dlpackpp/version.hpp" (already inlined)
-
-#include <cstdio>
-#include <cstdlib>
-
-// Exceptions: on unless the compiler says they are off (-fno-exceptions, /EHs-c-).
-#ifdef DLPACKPP_USE_EXCEPTIONS
-// Use the provided definition.
-#elif defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
-#define DLPACKPP_USE_EXCEPTIONS 1
-#else
-#define DLPACKPP_USE_EXCEPTIONS 0
-#endif
-#if DLPACKPP_USE_EXCEPTIONS && !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || \
-                                 defined(_CPPUNWIND))
-#error "DLPACKPP_USE_EXCEPTIONS=1 but the compiler has exceptions disabled"
-#endif
-
-// Marks what a CUDA/HIP kernel may call; host-only code stays unannotated.
-#ifdef DLPACKPP_HOST_DEVICE
-// Use the provided definition.
-#elif defined(__CUDACC__) || defined(__HIPCC__)
-#define DLPACKPP_HOST_DEVICE __host__ __device__
-#else
-#define DLPACKPP_HOST_DEVICE
-#endif
-
-// Inlining hint for the accessor hot path.
-#ifdef DLPACKPP_FORCE_INLINE
-// Use the provided definition.
-#elif defined(__CUDACC__) || defined(__HIPCC__)
-#define DLPACKPP_FORCE_INLINE __forceinline__
-#elif defined(__GNUC__) || defined(__clang__)
-#define DLPACKPP_FORCE_INLINE inline __attribute__((always_inline))
-#else
-#define DLPACKPP_FORCE_INLINE inline
-#endif
-
-// Branch hint for error paths that are never taken by valid input.
-#if defined(__GNUC__) || defined(__clang__)
-#define DLPACKPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define DLPACKPP_UNLIKELY(x) (x)
-#endif
-
-// Contract checks (a NULL handle dereferenced, an index out of range in debug code). They
-// report file:line and abort; they are not for input validation, which returns Errc codes.
-#ifdef DLPACKPP_ASSERT
-// Use the provided definition.
-#else
-#define DLPACKPP_ASSERT(cond, msg) \
-  (DLPACKPP_UNLIKELY(!(cond)) ? ::dlpackpp::detail::assert_fail(__FILE__, __LINE__, (msg)) \
-                              : static_cast<void>(0))
-#endif
-
-// Bounds checks inside TensorAccessor indexing: off by default because kernels index in
-// tight loops; turn on while debugging.
-#ifndef DLPACKPP_ACCESSOR_BOUNDS_CHECK
-#define DLPACKPP_ACCESSOR_BOUNDS_CHECK 0
-#endif
-
-// Half-precision builtins, used for dtype_of<> when the compiler has them in C++ mode.
-#ifndef DLPACKPP_HAS_FLOAT16
-#if defined(__FLT16_MAX__) && !defined(__CUDACC__) && !defined(__HIPCC__)
-#define DLPACKPP_HAS_FLOAT16 1
-#else
-#define DLPACKPP_HAS_FLOAT16 0
-#endif
-#endif
-#ifndef DLPACKPP_HAS_BF16
-#if defined(__BFLT16_MAX__) && !defined(__CUDACC__) && !defined(__HIPCC__)
-#define DLPACKPP_HAS_BF16 1
-#else
-#define DLPACKPP_HAS_BF16 0
-#endif
-#endif
-
-namespace dlpackpp {
-inline namespace v0 {
-namespace detail {
-/// Reports a broken contract and aborts; out of line so the check costs one branch.
-[[noreturn]] inline void assert_fail(const char* file, int line, const char* msg) noexcept {
-  std::fprintf(stderr, "%s:%d: dlpackpp contract violated: %s\n", file, line, msg);
-  std::fflush(stderr);
-  std::abort();
-}
-}  // namespace detail
-}  // namespace v0
-}  // namespace dlpackpp
-
-// ---- end dlpackpp/detail/config.hpp ----
+/// Chooses which dlpack.h is in force and tells the rest of the library what it offers.
+///
+/// Order of preference:
+///  1. a dlpack.h the translation unit already included (its include guard is set);
+///  2. `DLPACKPP_DLPACK_HEADER`, a header name the user predefines, e.g. `<torch/dlpack.h>`;
+///  3. `<dlpack/dlpack.h>` from the include path, only when the user opts in with
+///     `DLPACKPP_USE_BUNDLED_DLPACK=0` (the CMake option DLPACKPP_USE_SYSTEM_DLPACK sets it);
+///  4. otherwise dlpackpp's bundled, ABI-identical DLPack 1.3 header.
+/// A dlpack.h that merely happens to be installed (Debian's libdlpack-dev is 0.6) never
+/// silently replaces the bundled one: it would take ManagedTensor away.
+/// This header is included by detail/config.hpp before anything else, so every dlpackpp
+/// header sees the same choice.
 
 #if !defined(DLPACK_DLPACK_H_) && defined(DLPACKPP_DLPACK_HEADER)
 #include DLPACKPP_DLPACK_HEADER
 #endif
 
-// DLPACKPP_DETAIL_WANT_EXTERNAL: 1 unless the user pinned the bundled header.
-#ifndef DLPACKPP_USE_BUNDLED_DLPACK
-#define DLPACKPP_DETAIL_WANT_EXTERNAL 1
-#elif DLPACKPP_USE_BUNDLED_DLPACK
-#define DLPACKPP_DETAIL_WANT_EXTERNAL 0
-#else
-#define DLPACKPP_DETAIL_WANT_EXTERNAL 1
-#endif
-
-#if !defined(DLPACK_DLPACK_H_) && DLPACKPP_DETAIL_WANT_EXTERNAL
-#if defined(__has_include)
-#if __has_include(<dlpack/dlpack.h>)
-#include <dlpack/dlpack.h>
-#endif
-#elif defined(DLPACKPP_USE_BUNDLED_DLPACK)
-#include <dlpack/dlpack.h>  // =0 without __has_include: the external header is required
+#if !defined(DLPACK_DLPACK_H_) && defined(DLPACKPP_USE_BUNDLED_DLPACK)
+#if !DLPACKPP_USE_BUNDLED_DLPACK
+#include <dlpack/dlpack.h>  // the user asked for an external header: missing is an error
 #endif
 #endif
-#undef DLPACKPP_DETAIL_WANT_EXTERNAL
 
 // The one place the bundled header comes in (so the single-header copy inlines it once).
 #ifndef DLPACK_DLPACK_H_
-#if defined(DLPACKPP_USE_BUNDLED_DLPACK) && !DLPACKPP_USE_BUNDLED_DLPACK
-#error "DLPACKPP_USE_BUNDLED_DLPACK=0 but <dlpack/dlpack.h> is not on the include path"
-#endif
 // #include "dlpackpp/bundled/dlpack.h" (inlined below)
 // ---- begin dlpackpp/bundled/dlpack.h ----
 /*
@@ -399,6 +295,18 @@ typedef struct DLPackExchangeAPI {
 #endif
 #endif
 
+#define DLPACKPP_DETAIL_STR2(x) #x
+#define DLPACKPP_DETAIL_STR(x) DLPACKPP_DETAIL_STR2(x)
+/// The dlpack.h version in force as a string literal, for diagnostics ("1.3", "DLPACK_VERSION 60").
+#ifndef DLPACKPP_DLPACK_VERSION_STRING
+#if defined(DLPACK_MAJOR_VERSION)
+#define DLPACKPP_DLPACK_VERSION_STRING \
+  DLPACKPP_DETAIL_STR(DLPACK_MAJOR_VERSION) "." DLPACKPP_DETAIL_STR(DLPACK_MINOR_VERSION)
+#else
+#define DLPACKPP_DLPACK_VERSION_STRING "DLPACK_VERSION " DLPACKPP_DETAIL_STR(DLPACK_VERSION)
+#endif
+#endif
+
 /// 1 when the header declares DLManagedTensorVersioned (DLPack >= 1.0).
 #ifndef DLPACKPP_HAS_VERSIONED
 #if DLPACKPP_DLPACK_MAJOR >= 1
@@ -439,7 +347,167 @@ typedef struct DLPackExchangeAPI {
 /// @file
 /// Error codes, the Error exception, Result<T> and the no-exceptions error handler.
 
-// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/config.hpp" (inlined below)
+// ---- begin dlpackpp/detail/config.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Compiler and build detection shared by every dlpackpp header (always its first include).
+/// Every macro here can be predefined by the user; the value given here is only the default.
+
+// #include "dlpackpp/version.hpp" (already inlined)
+// First, so that every header (and the ABI namespace below) sees one choice of dlpack.h.
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+
+#include <cstdio>
+#include <cstdlib>
+
+// Exceptions: on unless the compiler says they are off (-fno-exceptions, /EHs-c-).
+#ifdef DLPACKPP_USE_EXCEPTIONS
+// Use the provided definition.
+#elif defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+#define DLPACKPP_USE_EXCEPTIONS 1
+#else
+#define DLPACKPP_USE_EXCEPTIONS 0
+#endif
+#if DLPACKPP_USE_EXCEPTIONS && !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || \
+                                 defined(_CPPUNWIND))
+#error "DLPACKPP_USE_EXCEPTIONS=1 but the compiler has exceptions disabled"
+#endif
+
+// Marks what a CUDA/HIP kernel may call; host-only code stays unannotated.
+#ifdef DLPACKPP_HOST_DEVICE
+// Use the provided definition.
+#elif defined(__CUDACC__) || defined(__HIPCC__)
+#define DLPACKPP_HOST_DEVICE __host__ __device__
+#else
+#define DLPACKPP_HOST_DEVICE
+#endif
+
+// Inlining hint for the accessor hot path.
+#ifdef DLPACKPP_FORCE_INLINE
+// Use the provided definition.
+#elif defined(__CUDACC__) || defined(__HIPCC__)
+#define DLPACKPP_FORCE_INLINE __forceinline__
+#elif defined(__GNUC__) || defined(__clang__)
+#define DLPACKPP_FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define DLPACKPP_FORCE_INLINE inline
+#endif
+
+// Branch hint for error paths that are never taken by valid input.
+#ifdef DLPACKPP_UNLIKELY
+// Use the provided definition.
+#elif defined(__GNUC__) || defined(__clang__)
+#define DLPACKPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define DLPACKPP_UNLIKELY(x) (x)
+#endif
+
+// Keeps message building out of the hot paths: error builders are outlined and laid out cold.
+#ifdef DLPACKPP_COLD
+// Use the provided definition.
+#elif defined(__GNUC__) || defined(__clang__)
+#define DLPACKPP_COLD __attribute__((cold, noinline))
+#else
+#define DLPACKPP_COLD
+#endif
+
+// Marks what a returned pointer, span or reference borrows from, so that clang warns
+// (-Wdangling) when the borrowed object dies first. GCC has no equivalent attribute.
+#ifdef DLPACKPP_LIFETIMEBOUND
+// Use the provided definition.
+#elif defined(__has_cpp_attribute)
+#if __has_cpp_attribute(clang::lifetimebound)
+#define DLPACKPP_LIFETIMEBOUND [[clang::lifetimebound]]
+#else
+#define DLPACKPP_LIFETIMEBOUND
+#endif
+#else
+#define DLPACKPP_LIFETIMEBOUND
+#endif
+
+// Contract checks (a NULL handle dereferenced, an index out of range in debug code). They
+// report file:line and abort; they are not for input validation, which returns Errc codes.
+#ifdef DLPACKPP_ASSERT
+// Use the provided definition.
+#else
+#define DLPACKPP_ASSERT(cond, msg) \
+  (DLPACKPP_UNLIKELY(!(cond)) ? ::dlpackpp::detail::assert_fail(__FILE__, __LINE__, (msg)) \
+                              : static_cast<void>(0))
+#endif
+
+// Bounds checks inside TensorAccessor indexing: off by default because kernels index in
+// tight loops; turn on while debugging. Part of the ABI namespace below.
+#ifndef DLPACKPP_ACCESSOR_BOUNDS_CHECK
+#define DLPACKPP_ACCESSOR_BOUNDS_CHECK 0
+#endif
+#if DLPACKPP_ACCESSOR_BOUNDS_CHECK != 0 && DLPACKPP_ACCESSOR_BOUNDS_CHECK != 1
+#error "DLPACKPP_ACCESSOR_BOUNDS_CHECK must be 0 or 1"
+#endif
+
+// Ranks up to this get NULL strides normalized (and raw-parts shapes copied) inside the view
+// itself, with no allocation. It sets sizeof(TensorView), so it is part of the ABI namespace
+// below and must be a plain decimal literal.
+#ifndef DLPACKPP_VIEW_INLINE_NDIM
+#define DLPACKPP_VIEW_INLINE_NDIM 8
+#endif
+#if DLPACKPP_VIEW_INLINE_NDIM < 1 || DLPACKPP_VIEW_INLINE_NDIM > 64
+#error "DLPACKPP_VIEW_INLINE_NDIM must be a decimal literal from 1 to 64"
+#endif
+
+// Half-precision builtins, used for dtype_of<> when the compiler has them in C++ mode.
+#ifndef DLPACKPP_HAS_FLOAT16
+#if defined(__FLT16_MAX__) && !defined(__CUDACC__) && !defined(__HIPCC__)
+#define DLPACKPP_HAS_FLOAT16 1
+#else
+#define DLPACKPP_HAS_FLOAT16 0
+#endif
+#endif
+#ifndef DLPACKPP_HAS_BF16
+#if defined(__BFLT16_MAX__) && !defined(__CUDACC__) && !defined(__HIPCC__)
+#define DLPACKPP_HAS_BF16 1
+#else
+#define DLPACKPP_HAS_BF16 0
+#endif
+#endif
+
+// The inline ABI namespace encodes the library version and every knob that changes layout or
+// behaviour of inline code: the dlpack.h kind (DefaultManagedTensor), the exceptions mode,
+// accessor bounds checks and the view's inline rank. Two translation units built with
+// different settings then name different entities and cannot silently break the ODR, e.g.
+// `dlpackpp::v0_1_dl1_ex1_bc0_in8::TensorView`.
+#define DLPACKPP_DETAIL_CAT2(a, b) a##b
+#define DLPACKPP_DETAIL_CAT(a, b) DLPACKPP_DETAIL_CAT2(a, b)
+#define DLPACKPP_ABI_NAMESPACE                                                                 \
+  DLPACKPP_DETAIL_CAT(                                                                         \
+      DLPACKPP_DETAIL_CAT(                                                                     \
+          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(v, DLPACKPP_VERSION_MAJOR),                  \
+                              DLPACKPP_DETAIL_CAT(_, DLPACKPP_VERSION_MINOR)),                 \
+          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_dl, DLPACKPP_HAS_VERSIONED),                \
+                              DLPACKPP_DETAIL_CAT(_ex, DLPACKPP_USE_EXCEPTIONS))),             \
+      DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_bc, DLPACKPP_ACCESSOR_BOUNDS_CHECK),            \
+                          DLPACKPP_DETAIL_CAT(_in, DLPACKPP_VIEW_INLINE_NDIM)))
+/// Opens dlpackpp's namespace and its inline ABI namespace.
+#define DLPACKPP_BEGIN_NAMESPACE \
+  namespace dlpackpp {           \
+  inline namespace DLPACKPP_ABI_NAMESPACE {
+/// Closes what DLPACKPP_BEGIN_NAMESPACE opened.
+#define DLPACKPP_END_NAMESPACE \
+  }                            \
+  }
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+/// Reports a broken contract and aborts; out of line so the check costs one branch.
+[[noreturn]] inline void assert_fail(const char* file, int line, const char* msg) noexcept {
+  std::fprintf(stderr, "%s:%d: dlpackpp contract violated: %s\n", file, line, msg);
+  std::fflush(stderr);
+  std::abort();
+}
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/detail/config.hpp ----
 // #include "dlpackpp/detail/shared_array.hpp" (inlined below)
 // ---- begin dlpackpp/detail/shared_array.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -459,8 +527,7 @@ typedef struct DLPackExchangeAPI {
 #include <atomic>
 #endif
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
 template <class T>
@@ -528,8 +595,7 @@ class SharedArray {
 };
 
 }  // namespace detail
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/detail/shared_array.hpp ----
 // #include "dlpackpp/detail/text.hpp" (inlined below)
@@ -545,8 +611,7 @@ class SharedArray {
 #include <string_view>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
 /// Parses a canonical decimal: digits only, no sign, no leading zero (except "0" itself),
@@ -625,8 +690,7 @@ inline std::string quoted(std::string_view s) {
 }
 
 }  // namespace detail
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/detail/text.hpp ----
 
@@ -640,8 +704,7 @@ inline std::string quoted(std::string_view s) {
 #include <type_traits>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// One code per distinct way a DLPack tensor or request can be wrong.
 enum class Errc : int {
@@ -665,6 +728,7 @@ enum class Errc : int {
   invalid_flags,         ///< Flags that contradict the tensor (e.g. padded on a >= 8-bit type).
   invalid_argument,      ///< An argument that does not parse or does not fit.
   out_of_range,          ///< An index outside its valid range.
+  shape_mismatch,        ///< An extent differs from the one the caller requires.
 };
 
 /// The enumerator's name, e.g. "negative_shape"; "unknown" for values outside Errc.
@@ -690,6 +754,7 @@ constexpr const char* to_string(Errc code) noexcept {
     case Errc::invalid_flags: return "invalid_flags";
     case Errc::invalid_argument: return "invalid_argument";
     case Errc::out_of_range: return "out_of_range";
+    case Errc::shape_mismatch: return "shape_mismatch";
   }
   return "unknown";
 }
@@ -847,17 +912,20 @@ class [[nodiscard]] Result {
     if (!ok_) throw_error(error_);
     return value_;
   }
-  /// Moves the value out; throws (or reports) the held Error when there is none.
-  T&& value() && {
-    if (!ok_) throw_error(error_);
+  /// Moves the value out (by value, so `const auto& x = f().value();` cannot dangle);
+  /// throws (or reports) the held Error when there is none.
+  T value() && {
+    if (DLPACKPP_UNLIKELY(!ok_)) throw_error(error_);
     return std::move(value_);
   }
   /// The value, which must be present.
   T& operator*() & noexcept { return checked(), value_; }
   /// The value, which must be present.
   const T& operator*() const& noexcept { return checked(), value_; }
-  /// Moves the value out; it must be present.
-  T&& operator*() && noexcept { return checked(), std::move(value_); }
+  /// Moves the value out (by value, as value() &&); it must be present.
+  T operator*() && noexcept(std::is_nothrow_move_constructible<T>::value) {
+    return checked(), std::move(value_);
+  }
   /// Member access to the value, which must be present.
   T* operator->() noexcept { return checked(), &value_; }
   /// Member access to the value, which must be present.
@@ -942,8 +1010,7 @@ class [[nodiscard]] Result<void> {
   bool ok_;
 };
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/error.hpp ----
 // #include "dlpackpp/device.hpp" (inlined below)
@@ -962,8 +1029,7 @@ class [[nodiscard]] Result<void> {
 #include <string>
 #include <string_view>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// Numeric DLDeviceType codes. Kept here, not taken from enumerators, so that device kinds an
 /// older dlpack.h does not declare still have their names and makers.
@@ -1175,8 +1241,7 @@ class Device {
   std::int32_t id_ = 0;
 };
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/device.hpp ----
 // #include "dlpackpp/dtype.hpp" (inlined below)
@@ -1196,8 +1261,7 @@ class Device {
 
 #include <cstdint>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
 /// a * b into out; false when it does not fit in int64_t.
@@ -1232,8 +1296,7 @@ DLPACKPP_HOST_DEVICE constexpr bool add_overflows(std::int64_t a, std::int64_t b
 }
 
 }  // namespace detail
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/detail/checked.hpp ----
 // #include "dlpackpp/detail/config.hpp" (already inlined)
@@ -1248,8 +1311,7 @@ DLPACKPP_HOST_DEVICE constexpr bool add_overflows(std::int64_t a, std::int64_t b
 #include <type_traits>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// Numeric DLDataTypeCode values, usable whichever dlpack.h is in force.
 namespace dtype_code {
@@ -1548,6 +1610,22 @@ class DataType {
   std::uint16_t lanes_ = 1;
 };
 
+/// How typed access reads a DLPack bool: the byte itself. A producer may store any byte value
+/// (NumPy and PyTorch write 0/1, others need not), and reading one other than 0 or 1 as a
+/// C++ `bool` is undefined, so `data<bool>()`/`accessor<bool, N>()` do not compile; use
+/// BoolByte, whose truth is `byte != 0`. Exporting C++ `bool` arrays is fine.
+struct BoolByte {
+  /// The stored byte, as the producer wrote it.
+  std::uint8_t byte;
+  /// True for any non-zero byte.
+  DLPACKPP_HOST_DEVICE constexpr explicit operator bool() const noexcept { return byte != 0; }
+  /// Stores 1 or 0.
+  DLPACKPP_HOST_DEVICE constexpr BoolByte& operator=(bool value) noexcept {
+    byte = value ? 1 : 0;
+    return *this;
+  }
+};
+
 /// Extension point: specialize with `static constexpr DLDataType value = {code, bits, lanes};`
 /// to give a C++ type (__half, __nv_bfloat16, an fp8 struct, a SIMD vector) a DLPack dtype.
 template <class T>
@@ -1556,6 +1634,10 @@ struct dtype_traits {};
 /// @cond specializations
 template <>
 struct dtype_traits<bool> {
+  static constexpr DLDataType value = {dtype_code::bool_, 8, 1};
+};
+template <>
+struct dtype_traits<BoolByte> {
   static constexpr DLDataType value = {dtype_code::bool_, 8, 1};
 };
 template <>
@@ -1663,8 +1745,7 @@ constexpr DataType DataType::of() noexcept {
   return dtype_of<T>;
 }
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/dtype.hpp ----
 // #include "dlpackpp/flags.hpp" (inlined below)
@@ -1678,8 +1759,7 @@ constexpr DataType DataType::of() noexcept {
 
 #include <cstdint>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// Bits of DLManagedTensorVersioned::flags. Unknown bits are preserved, never cleared.
 namespace flag {
@@ -1704,8 +1784,7 @@ static_assert(flag::is_subbyte_type_padded == DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYP
               "IS_SUBBYTE_TYPE_PADDED bit differs from dlpack.h");
 #endif
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/flags.hpp ----
 // #include "dlpackpp/int_span.hpp" (inlined below)
@@ -1723,8 +1802,7 @@ static_assert(flag::is_subbyte_type_padded == DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYP
 #include <type_traits>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// A read-only span of int64_t: from `{2, 3}`, a std::vector/std::array of int64_t, or a
 /// pointer and a size. Like std::string_view it never owns; the values must outlive it.
@@ -1740,13 +1818,16 @@ class IntSpan {
   /// `size` values starting at `data` (which may be NULL only when `size` is 0).
   constexpr IntSpan(const std::int64_t* data, std::size_t size) noexcept
       : data_(data), size_(size) {}
-// Borrowing a braced list is the point (as std::span does in C++26); GCC warns regardless.
+// Borrowing a braced list is the point (as std::span does in C++26). GCC's
+// -Winit-list-lifetime fires on this definition for every user, not at a dangling use, so it
+// is silenced here; clang diagnoses the dangling use itself through DLPACKPP_LIFETIMEBOUND.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
 #endif
-  /// A braced list; valid until the end of the full expression, as for any initializer_list.
-  constexpr IntSpan(std::initializer_list<std::int64_t> values) noexcept
+  /// A braced list; valid until the end of the full expression, as for any initializer_list,
+  /// so pass `{2, 3}` straight to a call, never keep `IntSpan s{2, 3};` (clang: -Wdangling).
+  constexpr IntSpan(std::initializer_list<std::int64_t> values DLPACKPP_LIFETIMEBOUND) noexcept
       : data_(values.begin()), size_(values.size()) {}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -1761,7 +1842,7 @@ class IntSpan {
                 std::is_convertible<decltype(std::declval<const C&>().data()),
                                     const std::int64_t*>::value &&
                 std::is_convertible<decltype(std::declval<const C&>().size()), std::size_t>::value>>
-  constexpr IntSpan(const C& container) noexcept
+  constexpr IntSpan(const C& container DLPACKPP_LIFETIMEBOUND) noexcept
       : data_(container.data()), size_(static_cast<std::size_t>(container.size())) {}
 
   /// First value (or NULL when empty and built without storage).
@@ -1805,8 +1886,7 @@ class IntSpan {
   std::size_t size_ = 0;
 };
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/int_span.hpp ----
 // #include "dlpackpp/validate.hpp" (inlined below)
@@ -1817,6 +1897,67 @@ class IntSpan {
 
 // #include "dlpackpp/detail/checked.hpp" (already inlined)
 // #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/layout.hpp" (inlined below)
+// ---- begin dlpackpp/detail/layout.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The layout rules every part of dlpackpp shares: compact row-major strides, element counts
+/// and density, each written once.
+
+// #include "dlpackpp/detail/checked.hpp" (already inlined)
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// Advances `running` from the compact stride of one dimension to that of the dimension to
+/// its left. A zero extent counts as one, so an empty tensor keeps meaningful strides; false
+/// when the stride no longer fits in int64.
+constexpr bool grow_compact_stride(std::int64_t& running, std::int64_t extent) noexcept {
+  return !mul_overflows(running, extent == 0 ? 1 : extent, running);
+}
+
+/// Writes the compact row-major strides of `shape` to `out`. The caller has proven that they
+/// fit (validation does); shape[0] never enters a stride, so an empty tensor's unbounded
+/// leading extent is never multiplied.
+inline void write_compact_strides(const std::int64_t* shape, int ndim, std::int64_t* out) noexcept {
+  std::int64_t running = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    out[d] = running;
+    if (d > 0) static_cast<void>(grow_compact_stride(running, shape[d]));
+  }
+}
+
+/// The element count of an accepted shape. Wrapping unsigned arithmetic gives the right
+/// answer for every valid tensor (an empty one has a zero factor, which wins whatever wrapped
+/// before it) and no undefined behaviour for tensors nobody checked.
+constexpr std::int64_t numel_unchecked(const std::int64_t* shape, int ndim) noexcept {
+  std::uint64_t numel = 1;
+  for (int d = 0; d < ndim; ++d) numel *= static_cast<std::uint64_t>(shape[d]);
+  return static_cast<std::int64_t>(numel);
+}
+
+/// Dense in row-major (or, with `fortran`, column-major) order: each stride is the product of
+/// the extents inside it. Size-1 dimensions (any stride) and empty tensors never spoil it.
+constexpr bool dense_in_order(const std::int64_t* shape, const std::int64_t* strides, int ndim,
+                              bool fortran) noexcept {
+  std::uint64_t expected = 1;
+  bool dense = true;
+  for (int k = 0; k < ndim; ++k) {
+    const int d = fortran ? k : ndim - 1 - k;
+    if (shape[d] == 0) return true;
+    if (shape[d] != 1 && static_cast<std::uint64_t>(strides[d]) != expected) dense = false;
+    expected *= static_cast<std::uint64_t>(shape[d]);
+  }
+  return dense;
+}
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/detail/layout.hpp ----
 // #include "dlpackpp/device.hpp" (already inlined)
 // #include "dlpackpp/dlpack.hpp" (already inlined)
 // #include "dlpackpp/dtype.hpp" (already inlined)
@@ -1827,8 +1968,7 @@ class IntSpan {
 #include <cstddef>
 #include <cstdint>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 /// How strict validate() is beyond what DLPack always requires.
 struct ValidateOptions {
@@ -1871,42 +2011,54 @@ inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, In
   return {};
 }
 
-/// Element count of a tensor validation already accepted: the other extents of an empty one
-/// may multiply past int64, so a zero extent is looked for first.
-inline std::int64_t numel_of_valid(const DLTensor& t) noexcept {
-  const auto ndim = static_cast<std::int32_t>(t.ndim);
-  for (std::int32_t d = 0; d < ndim; ++d) {
-    if (t.shape[d] == 0) return 0;
-  }
-  std::int64_t numel = 1;
-  for (std::int32_t d = 0; d < ndim; ++d) numel *= t.shape[d];
-  return numel;
-}
-
-/// Bytes of the elements of a tensor validation already accepted.
-inline std::int64_t nbytes_of_valid(const DLTensor& t, std::uint64_t flags) noexcept {
-  std::int64_t bytes = 0;
-  storage_bytes_of(t.dtype.bits, t.dtype.lanes, numel_of_valid(t),
-                   (flags & flag::is_subbyte_type_padded) != 0, bytes);
-  return bytes;
-}
-
 /// What validation learns on the way, so views need not recompute it.
 struct TensorFacts {
   std::int64_t numel = 0;
-  std::int64_t nbytes = 0;
+  bool contiguous = true;
 };
 
-/// Checks `t` and fills `facts`; allocates only to describe a failure.
-inline Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
-                            TensorFacts& facts) {
-  const std::int32_t ndim = static_cast<std::int32_t>(t.ndim);
+/// Bytes of the elements of a tensor validation already accepted.
+inline std::int64_t nbytes_of_valid(DLDataType dtype, std::int64_t numel,
+                                    std::uint64_t flags) noexcept {
+  std::int64_t bytes = 0;
+  static_cast<void>(storage_bytes_of(dtype.bits, dtype.lanes, numel,
+                                     (flags & flag::is_subbyte_type_padded) != 0, bytes));
+  return bytes;
+}
+
+/// The element count of an untrusted shape, naming a negative extent or an overflow.
+inline Result<std::int64_t> try_numel(IntSpan shape) {
+  bool empty = false;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 0) {
+      return make_error(Errc::negative_shape, "shape[", d, "] is ", shape[d], ", must be >= 0");
+    }
+    empty = empty || shape[d] == 0;
+  }
+  if (empty) return std::int64_t{0};  // the other extents may multiply past int64: no count
+  std::int64_t numel = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (mul_overflows(numel, shape[d], numel)) {
+      return make_error(Errc::size_overflow, "shape[", d, "] is ", shape[d],
+                        ", the element count overflows int64");
+    }
+  }
+  return numel;
+}
+
+// The checks below run only when quick_accept() declined, in the catalogue's order, so each
+// failure is reported exactly as documented; message building never reaches the hot path.
+
+inline Result<void> check_rank(const DLTensor& t) {
+  const auto ndim = static_cast<std::int32_t>(t.ndim);
   if (ndim < 0) return make_error(Errc::invalid_ndim, "ndim is ", ndim, ", must be >= 0");
   if (ndim > 0 && t.shape == nullptr) {
     return make_error(Errc::null_shape, "shape is NULL with ndim ", ndim);
   }
+  return {};
+}
 
-  const DataType dtype(t.dtype);
+inline Result<void> check_dtype(DataType dtype, std::uint64_t flags) {
   if (dtype.bits() == 0) return make_error(Errc::unsupported_dtype, "dtype.bits is 0, must be > 0");
   if (dtype.lanes() == 0) {
     return make_error(Errc::unsupported_dtype, "dtype.lanes is 0, must be > 0");
@@ -1920,8 +2072,14 @@ inline Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
                       dtype.code(), " (", code_name(dtype.code()),
                       "), a width DLPack does not define");
   }
+  if ((flags & flag::is_subbyte_type_padded) != 0 && !dtype.is_subbyte()) {
+    return make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
+                      dtype.to_string(), " is not a sub-byte type");
+  }
+  return {};
+}
 
-  const Device device(t.device);
+inline Result<void> check_device(Device device) {
   if (!device.is_known()) {
     return make_error(Errc::unsupported_device, "device.device_type is ", device.type_code(),
                       ", not a DLPack device type");
@@ -1930,111 +2088,199 @@ inline Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
     return make_error(Errc::unsupported_device, "device.device_id is ", device.id(),
                       ", must be >= 0");
   }
+  return {};
+}
 
-  const bool padded = (options.flags & flag::is_subbyte_type_padded) != 0;
-  if (padded && !dtype.is_subbyte()) {
-    return make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
-                      dtype.to_string(), " is not a sub-byte type");
-  }
-
-  bool has_zero_dim = false;
-  for (std::int32_t d = 0; d < ndim; ++d) {
-    if (t.shape[d] < 0) {
-      return make_error(Errc::negative_shape, "shape[", d, "] is ", t.shape[d], ", must be >= 0");
-    }
-    has_zero_dim = has_zero_dim || t.shape[d] == 0;
-  }
-  const bool derive_strides = t.strides == nullptr && ndim > 0;
-  std::int64_t numel = 1;
-  if (!has_zero_dim) {
-    for (std::int32_t d = 0; d < ndim; ++d) {
-      if (mul_overflows(numel, t.shape[d], numel)) {
+/// Element count, and for an empty tensor whose strides views will derive, that those
+/// strides fit (an empty tensor has no element count to bound them).
+inline Result<std::int64_t> check_extents(const DLTensor& t) {
+  const auto ndim = static_cast<int>(t.ndim);
+  Result<std::int64_t> numel = try_numel({t.shape, static_cast<std::size_t>(ndim)});
+  if (numel && *numel == 0 && t.strides == nullptr) {
+    std::int64_t stride = 1;
+    for (int d = ndim - 1; d > 0; --d) {
+      if (!grow_compact_stride(stride, t.shape[d])) {
         return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
-                          ", the element count overflows int64");
-      }
-    }
-  } else {
-    numel = 0;
-    if (derive_strides) {
-      // The view derives compact strides from max(shape, 1) of the trailing dimensions; an
-      // empty tensor has no element count to bound them, and shape[0] never enters a stride.
-      std::int64_t stride = 1;
-      for (std::int32_t d = ndim - 1; d > 0; --d) {
-        if (mul_overflows(stride, t.shape[d] == 0 ? 1 : t.shape[d], stride)) {
-          return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
-                            ", the compact strides of this empty tensor overflow int64");
-        }
+                          ", the compact strides of this empty tensor overflow int64");
       }
     }
   }
+  return numel;
+}
 
+/// Offsets (in elements, relative to the first) of the nearest and farthest elements.
+inline Result<void> check_reach(const DLTensor& t, std::int64_t numel, std::int64_t& low,
+                                std::int64_t& high) {
+  low = 0;
+  high = numel - 1;
+  if (t.strides == nullptr) return {};
+  high = 0;
+  for (std::int32_t d = 0; d < static_cast<std::int32_t>(t.ndim); ++d) {
+    std::int64_t reach = 0;
+    if (mul_overflows(t.strides[d], t.shape[d] - 1, reach) ||
+        add_overflows(reach > 0 ? high : low, reach, reach > 0 ? high : low)) {
+      return make_error(Errc::offset_overflow, "strides[", d, "] is ", t.strides[d],
+                        ", the farthest element's offset overflows int64");
+    }
+  }
+  return {};
+}
+
+/// Every address from the nearest to the farthest byte stays inside the address space.
+inline Result<void> check_address_span(DataType dtype, bool padded, std::uintptr_t first,
+                                       std::int64_t low, std::int64_t high) {
+  std::int64_t below = 0;
+  std::int64_t above = 0;
+  if (low == INT64_MIN || high == INT64_MAX ||
+      !storage_bytes_of(dtype.bits(), dtype.lanes(), -low, padded, below) ||
+      !storage_bytes_of(dtype.bits(), dtype.lanes(), high + 1, padded, above)) {
+    return make_error(Errc::offset_overflow,
+                      "the strided extent in bytes overflows int64 (element offsets ", low,
+                      " to ", high, ")");
+  }
+  if (static_cast<std::uint64_t>(below) > first ||
+      static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
+    return make_error(Errc::offset_overflow, "data + byte_offset is ", first,
+                      ", the strided extent (", -below, " to +", above,
+                      " bytes) wraps around the address space");
+  }
+  return {};
+}
+
+inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first, std::size_t alignment) {
+  if (alignment == 0) return {};
+  if ((alignment & (alignment - 1)) != 0) {
+    return make_error(Errc::invalid_argument, "alignment is ", alignment,
+                      ", must be a power of two");
+  }
+  if (t.data != nullptr && (first & (alignment - 1)) != 0) {
+    return make_error(Errc::misaligned, "data + byte_offset is ", first, ", not aligned to ",
+                      alignment, " bytes");
+  }
+  return {};
+}
+
+/// The whole catalogue, check by check, reporting the first problem. Out of line and cold:
+/// valid tensors are accepted by quick_accept() and never come here unless they are unusual
+/// (empty, sub-byte, padded) rather than wrong.
+DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOptions& options,
+                                          TensorFacts& facts) {
+#define DLPACKPP_DETAIL_TRY(expr)      \
+  do {                                 \
+    Result<void> dlpackpp_ok_ = (expr); \
+    if (!dlpackpp_ok_) return dlpackpp_ok_; \
+  } while (false)
+  DLPACKPP_DETAIL_TRY(check_rank(t));
+  const DataType dtype(t.dtype);
+  DLPACKPP_DETAIL_TRY(check_dtype(dtype, options.flags));
+  DLPACKPP_DETAIL_TRY(check_device(Device(t.device)));
+  const Result<std::int64_t> counted = check_extents(t);
+  if (!counted) return counted.error();
+  const std::int64_t numel = *counted;
+  const bool padded = (options.flags & flag::is_subbyte_type_padded) != 0;
   std::int64_t nbytes = 0;
   if (!storage_bytes_of(dtype.bits(), dtype.lanes(), numel, padded, nbytes)) {
     return make_error(Errc::size_overflow, "byte size of ", numel, " elements of ",
                       dtype.to_string(), " overflows int64");
   }
-
-  if (derive_strides && options.require_strides) {
+  const auto ndim = static_cast<int>(t.ndim);
+  if (t.strides == nullptr && ndim > 0 && options.require_strides) {
     return make_error(Errc::null_strides, "strides is NULL with ndim ", ndim,
                       ", DLPack >= 1.2 requires strides");
   }
   if (t.data == nullptr && numel > 0) {
     return make_error(Errc::null_data, "data is NULL with ", numel, " elements");
   }
-
   const auto base = reinterpret_cast<std::uintptr_t>(t.data);
   if (t.byte_offset > UINTPTR_MAX - base) {
     return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
                       ", data + byte_offset wraps around the address space");
   }
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
-
   if (numel > 0) {
-    // Element offsets of the nearest and farthest reachable elements, relative to the first.
     std::int64_t low = 0;
     std::int64_t high = 0;
-    if (derive_strides) {
-      high = numel - 1;
-    } else {
-      for (std::int32_t d = 0; d < ndim; ++d) {
-        std::int64_t reach = 0;
-        if (mul_overflows(t.strides[d], t.shape[d] - 1, reach) ||
-            add_overflows(reach > 0 ? high : low, reach, reach > 0 ? high : low)) {
-          return make_error(Errc::offset_overflow, "strides[", d, "] is ", t.strides[d],
-                            ", the farthest element's offset overflows int64");
-        }
-      }
-    }
-    std::int64_t below = 0;
-    std::int64_t above = 0;
-    if (low == INT64_MIN || high == INT64_MAX ||
-        !storage_bytes_of(dtype.bits(), dtype.lanes(), -low, padded, below) ||
-        !storage_bytes_of(dtype.bits(), dtype.lanes(), high + 1, padded, above)) {
-      return make_error(Errc::offset_overflow,
-                        "the strided extent in bytes overflows int64 (element offsets ", low,
-                        " to ", high, ")");
-    }
-    if (static_cast<std::uint64_t>(below) > first ||
-        static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
-      return make_error(Errc::offset_overflow, "data + byte_offset is ", first,
-                        ", the strided extent (", -below, " to +", above,
-                        " bytes) wraps around the address space");
-    }
+    DLPACKPP_DETAIL_TRY(check_reach(t, numel, low, high));
+    DLPACKPP_DETAIL_TRY(check_address_span(dtype, padded, first, low, high));
   }
-
-  if (options.alignment != 0) {
-    if ((options.alignment & (options.alignment - 1)) != 0) {
-      return make_error(Errc::invalid_argument, "alignment is ", options.alignment,
-                        ", must be a power of two");
-    }
-    if (t.data != nullptr && first % options.alignment != 0) {
-      return make_error(Errc::misaligned, "data + byte_offset is ", first,
-                        ", not aligned to ", options.alignment, " bytes");
-    }
-  }
-
+  DLPACKPP_DETAIL_TRY(check_alignment(t, first, options.alignment));
+#undef DLPACKPP_DETAIL_TRY
   facts.numel = numel;
-  facts.nbytes = nbytes;
+  facts.contiguous = t.strides == nullptr || dense_in_order(t.shape, t.strides, ndim, false);
+  return {};
+}
+
+/// The common case in one pass and without a message in sight: a non-empty tensor of a
+/// byte-sized type, not padded. Computes element count, reach and row-major density together.
+/// Declines (false) anything else, valid or not, and diagnose() decides; it never accepts
+/// what diagnose() would refuse.
+DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
+                                        TensorFacts& facts) noexcept {
+  const auto ndim = static_cast<std::int32_t>(t.ndim);
+  const std::int64_t* shape = t.shape;
+  const std::int64_t* strides = t.strides;
+  if (ndim < 0 || (ndim > 0 && shape == nullptr)) return false;
+  const DataType dtype(t.dtype);
+  const Device device(t.device);
+  if ((dtype.bits() & 7) != 0 || !dtype.is_valid() || !device.is_known() || device.id() < 0) {
+    return false;
+  }
+  if (options.flags & flag::is_subbyte_type_padded) return false;
+  std::int64_t numel = 1;
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  bool contiguous = true;
+  if (strides == nullptr) {
+    if (options.require_strides && ndim > 0) return false;
+    for (std::int32_t d = 0; d < ndim; ++d) {
+      if (shape[d] <= 0 || mul_overflows(numel, shape[d], numel)) return false;
+    }
+    high = numel - 1;
+  } else {
+    for (std::int32_t d = ndim - 1; d >= 0; --d) {
+      const std::int64_t extent = shape[d];
+      const std::int64_t stride = strides[d];
+      std::int64_t reach = 0;
+      if (extent <= 0 || mul_overflows(stride, extent - 1, reach) ||
+          add_overflows(reach > 0 ? high : low, reach, reach > 0 ? high : low)) {
+        return false;
+      }
+      // Walking inwards out, the row-major stride of `d` is the count so far.
+      if (extent != 1 && stride != numel) contiguous = false;
+      if (mul_overflows(numel, extent, numel)) return false;
+    }
+  }
+  // Whole bytes per lane here (sub-byte and odd widths were declined above).
+  const std::int64_t element_bytes =
+      static_cast<std::int64_t>(dtype.bits() / 8) * static_cast<std::int64_t>(dtype.lanes());
+  std::int64_t nbytes = 0;
+  std::int64_t below = 0;
+  std::int64_t above = 0;
+  if (t.data == nullptr || mul_overflows(numel, element_bytes, nbytes) || low == INT64_MIN ||
+      high == INT64_MAX || mul_overflows(-low, element_bytes, below) ||
+      mul_overflows(high + 1, element_bytes, above)) {
+    return false;
+  }
+  const auto base = reinterpret_cast<std::uintptr_t>(t.data);
+  if (t.byte_offset > UINTPTR_MAX - base) return false;
+  const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
+  if (static_cast<std::uint64_t>(below) > first ||
+      static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
+    return false;
+  }
+  const std::size_t alignment = options.alignment;
+  if (alignment != 0 && ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0)) {
+    return false;
+  }
+  facts.numel = numel;
+  facts.contiguous = contiguous;
+  return true;
+}
+
+/// Checks `t` and fills `facts`; allocates only to describe a failure.
+DLPACKPP_FORCE_INLINE Result<void> inspect(const DLTensor& t, const ValidateOptions& options,
+                                           TensorFacts& facts) {
+  if (DLPACKPP_UNLIKELY(!quick_accept(t, options, facts))) return diagnose(t, options, facts);
   return {};
 }
 
@@ -2048,8 +2294,7 @@ inline Result<void> validate(const DLTensor& tensor, const ValidateOptions& opti
   return detail::inspect(tensor, options, facts);
 }
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/validate.hpp ----
 // #include "dlpackpp/tensor_accessor.hpp" (inlined below)
@@ -2061,67 +2306,87 @@ inline Result<void> validate(const DLTensor& tensor, const ValidateOptions& opti
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <type_traits>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 namespace detail {
 template <class... I>
 constexpr bool all_integral = (std::is_integral<I>::value && ...);
 
-/// The DLPACKPP_ACCESSOR_BOUNDS_CHECK test. Device code cannot call the host's contract
-/// handler (nor abort()), so there a failed check prints and traps instead.
-DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE void check_index(std::int64_t i,
-                                                            std::int64_t size) noexcept {
-#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
+/// Reports an index outside its dimension and aborts: on the host through the contract
+/// handler's channel, in device code (which cannot abort) with printf and a trap.
+DLPACKPP_HOST_DEVICE inline void index_out_of_range(int dim, std::int64_t i,
+                                                    std::int64_t size) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) {
-    printf("dlpackpp: TensorAccessor index %lld out of range [0, %lld)\n",
-           static_cast<long long>(i), static_cast<long long>(size));
-    __trap();
-  }
+  printf("dlpackpp: TensorAccessor index %lld out of range [0, %lld) in dimension %d\n",
+         static_cast<long long>(i), static_cast<long long>(size), dim);
+  __trap();
 #elif defined(__HIP_DEVICE_COMPILE__)
-  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) __builtin_trap();
+  static_cast<void>(dim), static_cast<void>(i), static_cast<void>(size);
+  __builtin_trap();
 #else
-  DLPACKPP_ASSERT(i >= 0 && i < size, "TensorAccessor index out of range");
-#endif
-#else
-  static_cast<void>(i);
-  static_cast<void>(size);
+  std::fprintf(stderr, "dlpackpp: TensorAccessor index %lld out of range [0, %lld) in dimension %d\n",
+               static_cast<long long>(i), static_cast<long long>(size), dim);
+  assert_fail(__FILE__, __LINE__, "TensorAccessor index out of range");
 #endif
 }
 
-/// A rank-N slice of a TensorAccessor, borrowing its sizes and strides: what chained
-/// operator[] returns. Valid only within the expression that made it.
+/// The DLPACKPP_ACCESSOR_BOUNDS_CHECK test of index `i` in dimension `dim`.
+DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE void check_index(int dim, std::int64_t i,
+                                                            std::int64_t size) noexcept {
+#if DLPACKPP_ACCESSOR_BOUNDS_CHECK
+  if (DLPACKPP_UNLIKELY(i < 0 || i >= size)) index_out_of_range(dim, i, size);
+#else
+  static_cast<void>(dim), static_cast<void>(i), static_cast<void>(size);
+#endif
+}
+
+/// The sizes and strides of a rank-N accessor or slice, carried by value so that a slice
+/// kept from a temporary accessor (`auto row = v.accessor<float, 2>()[1];`) stays valid.
+template <int N>
+struct AccessorLayout {
+  std::int64_t sizes[N > 0 ? static_cast<std::size_t>(N) : 1] = {};
+  std::int64_t strides[N > 0 ? static_cast<std::size_t>(N) : 1] = {};
+};
+
+/// A rank-N slice of a TensorAccessor: what chained operator[] returns. It copies its
+/// N sizes and strides (the compiler drops the copies in an indexing chain).
 template <class T, int N>
 class AccessorSlice {
  public:
-  DLPACKPP_HOST_DEVICE constexpr AccessorSlice(T* data, const std::int64_t* sizes,
-                                               const std::int64_t* strides) noexcept
-      : data_(data), sizes_(sizes), strides_(strides) {}
+  DLPACKPP_HOST_DEVICE AccessorSlice(T* data, const std::int64_t* sizes,
+                                     const std::int64_t* strides, int first_dim) noexcept
+      : data_(data), first_dim_(first_dim) {
+    for (int d = 0; d < N; ++d) {
+      layout_.sizes[d] = sizes[d];
+      layout_.strides[d] = strides[d];
+    }
+  }
 
   /// Drops the leading dimension.
   DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
-    check_index(i, sizes_[0]);
+    check_index(first_dim_, i, layout_.sizes[0]);
     if constexpr (N == 1) {
-      return data_[i * strides_[0]];
+      return data_[i * layout_.strides[0]];
     } else {
-      return AccessorSlice<T, N - 1>(data_ + i * strides_[0], sizes_ + 1, strides_ + 1);
+      return AccessorSlice<T, N - 1>(data_ + i * layout_.strides[0], layout_.sizes + 1,
+                                     layout_.strides + 1, first_dim_ + 1);
     }
   }
   /// Extent of dimension d of this slice.
-  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept { return sizes_[d]; }
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept { return layout_.sizes[d]; }
   /// Stride (elements) of dimension d of this slice.
-  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept { return strides_[d]; }
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept { return layout_.strides[d]; }
   /// The slice's first element.
   DLPACKPP_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
 
  private:
   T* data_;
-  const std::int64_t* sizes_;
-  const std::int64_t* strides_;
+  AccessorLayout<N> layout_;
+  int first_dim_;
 };
 }  // namespace detail
 
@@ -2161,7 +2426,7 @@ class TensorAccessor {
     const std::int64_t idx[slots] = {static_cast<std::int64_t>(index)...};
     std::int64_t offset = 0;
     for (int d = 0; d < N; ++d) {
-      detail::check_index(idx[d], sizes_[d]);
+      detail::check_index(d, idx[d], sizes_[d]);
       offset += idx[d] * strides_[d];
     }
     static_cast<void>(idx);
@@ -2171,7 +2436,7 @@ class TensorAccessor {
   /// Index the leading dimension: an element for N == 1, a rank N-1 slice otherwise.
   template <int M = N, std::enable_if_t<(M >= 1), int> = 0>
   DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
-    return detail::AccessorSlice<T, N>(data_, sizes_, strides_)[i];
+    return detail::AccessorSlice<T, N>(data_, sizes_, strides_, 0)[i];
   }
 
   /// Extent of dimension d.
@@ -2187,8 +2452,7 @@ class TensorAccessor {
   std::int64_t strides_[slots] = {};
 };
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/tensor_accessor.hpp ----
 // #include "dlpackpp/tensor_view.hpp" (inlined below)
@@ -2199,12 +2463,279 @@ class TensorAccessor {
 /// queries, consumer checks and typed access.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/layout.hpp" (already inlined)
+// #include "dlpackpp/detail/view_arrays.hpp" (inlined below)
+// ---- begin dlpackpp/detail/view_arrays.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// ViewArrays: where a TensorView's shape and strides live, so the view itself reads as its
+/// public contract.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/layout.hpp" (already inlined)
 // #include "dlpackpp/detail/shared_array.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// A view's shape and strides: the producer's arrays where it sent them, otherwise values
+/// kept inline (compact strides for NULL, copies for raw-parts views), or on a shared heap
+/// block above DLPACKPP_VIEW_INLINE_NDIM. A NULL pointer means "inline", so the object never
+/// points into itself and plain copies stay valid.
+class ViewArrays {
+  static constexpr int inline_ndim = DLPACKPP_VIEW_INLINE_NDIM;
+
+ public:
+  /// Borrows the producer's arrays; NULL strides become compact row-major strides, which
+  /// allocate only above DLPACKPP_VIEW_INLINE_NDIM dimensions.
+  void borrow(const std::int64_t* shape, const std::int64_t* strides, int ndim) {
+    shape_ = shape;
+    strides_ = strides;
+    if (strides == nullptr && ndim > 0) {
+      if (DLPACKPP_UNLIKELY(ndim > inline_ndim)) {
+        copy_to_heap(shape, nullptr, ndim);
+        shape_ = shape;
+      } else {
+        write_compact_strides(shape, ndim, inline_ + inline_ndim);
+      }
+    }
+  }
+
+  /// Keeps copies of both arrays, so nothing the caller passed needs to outlive the view.
+  void copy(const std::int64_t* shape, const std::int64_t* strides, int ndim) {
+    if (ndim > inline_ndim) {
+      copy_to_heap(shape, strides, ndim);
+      return;
+    }
+    for (int d = 0; d < ndim; ++d) {
+      inline_[d] = shape[d];
+      inline_[inline_ndim + d] = strides[d];
+    }
+    shape_ = nullptr;
+    strides_ = nullptr;
+    heap_ = SharedArray<std::int64_t>();
+  }
+
+  /// ndim extents.
+  const std::int64_t* shape() const noexcept { return shape_ != nullptr ? shape_ : inline_; }
+  /// ndim strides, never NULL for ndim > 0.
+  const std::int64_t* strides() const noexcept {
+    return strides_ != nullptr ? strides_ : inline_ + inline_ndim;
+  }
+
+ private:
+  // Rare (ranks above the inline capacity), so it stays out of the inlined path. NULL
+  // `strides` means compact.
+  DLPACKPP_COLD void copy_to_heap(const std::int64_t* shape, const std::int64_t* strides,
+                                  int ndim) {
+    const auto n = static_cast<std::size_t>(ndim);
+    SharedArray<std::int64_t> arrays(2 * n);
+    std::int64_t* out = arrays.data();
+    for (std::size_t d = 0; d < n; ++d) out[d] = shape[d];
+    if (strides == nullptr) {
+      write_compact_strides(shape, ndim, out + n);
+    } else {
+      for (std::size_t d = 0; d < n; ++d) out[n + d] = strides[d];
+    }
+    shape_ = out;
+    strides_ = out + n;
+    heap_ = static_cast<SharedArray<std::int64_t>&&>(arrays);
+  }
+
+  const std::int64_t* shape_ = nullptr;
+  const std::int64_t* strides_ = nullptr;
+  SharedArray<std::int64_t> heap_;
+  // Written before it is read, never zero-filled: views are made on hot paths.
+  std::int64_t inline_[2 * inline_ndim];
+};
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/detail/view_arrays.hpp ----
+// #include "dlpackpp/detail/view_errors.hpp" (inlined below)
+// ---- begin dlpackpp/detail/view_errors.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The messages of TensorView's consumer checks, built out of line and laid out cold so that
+/// the checks themselves inline to a compare and a branch.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// "dtype is float64, <what>float32".
+DLPACKPP_COLD inline Error dtype_error(DataType actual, DataType wanted, const char* what) {
+  return make_error(Errc::dtype_mismatch, "dtype is ", actual.to_string(), ", ", what,
+                    wanted.to_string());
+}
+
+/// "ndim is 3, <what>2".
+DLPACKPP_COLD inline Error rank_error(int actual, int wanted, const char* what) {
+  return make_error(Errc::rank_mismatch, "ndim is ", actual, ", ", what, wanted);
+}
+
+/// "device is cuda:0, required cpu".
+DLPACKPP_COLD inline Error device_error(Device actual, Device wanted) {
+  return make_error(Errc::device_mismatch, "device is ", actual.to_string(), ", required ",
+                    wanted.to_string());
+}
+
+/// A mutable access to a READ_ONLY tensor.
+DLPACKPP_COLD inline Error read_only_error() {
+  return make_error(Errc::read_only,
+                    "tensor is READ_ONLY; read it through a const type or const_data()");
+}
+
+/// Typed access to elements packed below one byte.
+DLPACKPP_COLD inline Error packed_error(DataType dtype) {
+  return make_error(Errc::unsupported_dtype, "dtype ", dtype.to_string(),
+                    " is packed below one byte per element; elements are not addressable");
+}
+
+/// Typed access whose first element is not aligned for the C++ type.
+DLPACKPP_COLD inline Error misaligned_error(std::uintptr_t address, std::size_t alignment,
+                                            DataType dtype) {
+  return make_error(Errc::misaligned, "data + byte_offset is ", address, ", not aligned to ",
+                    alignment, " bytes as ", dtype.to_string(), " access requires");
+}
+
+/// A dimension index outside [-ndim, ndim).
+DLPACKPP_COLD inline Error dim_error(int d, int ndim) {
+  return make_error(Errc::out_of_range, "dimension ", d, " is out of range for ndim ", ndim);
+}
+
+/// require_shape(): rank, then the wildcard's range, then the first differing extent.
+inline Result<void> shape_problem(IntSpan actual, IntSpan expected) {
+  if (DLPACKPP_UNLIKELY(expected.size() != actual.size())) {
+    return make_error(Errc::rank_mismatch, "ndim is ", actual.size(), ", required shape has ",
+                      expected.size(), " dimensions");
+  }
+  for (std::size_t d = 0; d < actual.size(); ++d) {
+    const std::int64_t want = expected[d];
+    if (DLPACKPP_UNLIKELY(want < -1)) {
+      return make_error(Errc::invalid_argument, "required shape[", d, "] is ", want,
+                        ", must be >= 0 or -1 (any)");
+    }
+    if (DLPACKPP_UNLIKELY(want != -1 && want != actual[d])) {
+      return make_error(Errc::shape_mismatch, "shape[", d, "] is ", actual[d], ", required ",
+                        want);
+    }
+  }
+  return {};
+}
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/detail/view_errors.hpp ----
 // #include "dlpackpp/device.hpp" (already inlined)
 // #include "dlpackpp/dlpack.hpp" (already inlined)
 // #include "dlpackpp/dtype.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
 // #include "dlpackpp/flags.hpp" (already inlined)
+// #include "dlpackpp/int_array.hpp" (inlined below)
+// ---- begin dlpackpp/int_array.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// IntArray: IntSpan's owning sibling, a small array of int64_t held by value. It is what
+/// shape() and strides() return when the object they would borrow from is about to die.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/shared_array.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+
+DLPACKPP_BEGIN_NAMESPACE
+
+/// Up to DLPACKPP_VIEW_INLINE_NDIM values stored inline (more on a shared heap block), so it
+/// outlives whatever it was copied from. Spans and pointers into it borrow from it: a
+/// temporary IntArray hands out values, never addresses (`t.view().strides()[0]` and
+/// `for (auto s : t.strides())` work; `IntSpan s = t.strides();` does not compile).
+class IntArray {
+ public:
+  /// Empty.
+  IntArray() noexcept = default;
+  /// A copy of `values` (allocates above DLPACKPP_VIEW_INLINE_NDIM values).
+  explicit IntArray(IntSpan values) : size_(values.size()) {
+    std::int64_t* out = inline_;
+    if (size_ > static_cast<std::size_t>(DLPACKPP_VIEW_INLINE_NDIM)) {
+      heap_ = detail::SharedArray<std::int64_t>(size_);
+      out = heap_.data();
+    }
+    for (std::size_t i = 0; i < size_; ++i) out[i] = values[i];
+  }
+
+  /// Number of values.
+  std::size_t size() const noexcept { return size_; }
+  /// True when there are no values.
+  bool empty() const noexcept { return size_ == 0; }
+  /// The i-th value (i < size()); by value, so it is safe on a temporary.
+  std::int64_t operator[](std::size_t i) const noexcept { return data()[i]; }
+  /// First value; valid while this object lives.
+  const std::int64_t* data() const& noexcept DLPACKPP_LIFETIMEBOUND {
+    return heap_ ? heap_.data() : inline_;
+  }
+  /// Deleted: the address would die with the temporary.
+  const std::int64_t* data() const&& = delete;
+  /// Start of the values; valid while this object lives.
+  const std::int64_t* begin() const& noexcept DLPACKPP_LIFETIMEBOUND { return data(); }
+  /// Deleted: the iterator would die with the temporary.
+  const std::int64_t* begin() const&& = delete;
+  /// End of the values; valid while this object lives.
+  const std::int64_t* end() const& noexcept DLPACKPP_LIFETIMEBOUND { return data() + size_; }
+  /// Deleted: the iterator would die with the temporary.
+  const std::int64_t* end() const&& = delete;
+  /// The values as a span, valid while this object lives.
+  IntSpan span() const& noexcept DLPACKPP_LIFETIMEBOUND { return {data(), size_}; }
+  /// Deleted: a span of a temporary would dangle; keep the IntArray (`auto s = ...`).
+  IntSpan span() const&& = delete;
+  /// As span().
+  operator IntSpan() const& noexcept DLPACKPP_LIFETIMEBOUND { return span(); }
+  /// Deleted: `IntSpan s = t.strides();` would dangle; keep the IntArray (`auto s = ...`).
+  operator IntSpan() const&& = delete;
+
+  /// Same values as `b` (works on temporaries, unlike the conversion to IntSpan).
+  friend bool operator==(const IntArray& a, IntSpan b) noexcept { return a.span() == b; }
+  /// Different values from `b`.
+  friend bool operator!=(const IntArray& a, IntSpan b) noexcept { return !(a == b); }
+  /// Same values.
+  friend bool operator==(const IntArray& a, const IntArray& b) noexcept { return a == b.span(); }
+  /// Different values.
+  friend bool operator!=(const IntArray& a, const IntArray& b) noexcept { return !(a == b); }
+  /// Streams as "[3, 1]".
+  template <class Traits>
+  friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
+                                                      const IntArray& a) {
+    return os << a.span();
+  }
+
+ private:
+  std::size_t size_ = 0;
+  detail::SharedArray<std::int64_t> heap_;
+  std::int64_t inline_[DLPACKPP_VIEW_INLINE_NDIM] = {};
+};
+
+/// What ManagedTensor::strides() returns; the name predates IntArray.
+using Strides = IntArray;
+
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/int_array.hpp ----
 // #include "dlpackpp/int_span.hpp" (already inlined)
 // #include "dlpackpp/tensor_accessor.hpp" (already inlined)
 // #include "dlpackpp/validate.hpp" (already inlined)
@@ -2214,55 +2745,38 @@ class TensorAccessor {
 #include <iosfwd>
 #include <string>
 #include <type_traits>
+#include <utility>
 
-#ifndef DLPACKPP_VIEW_INLINE_NDIM
-/// Ranks up to this get NULL strides normalized inside the view itself, with no allocation.
-#define DLPACKPP_VIEW_INLINE_NDIM 8
-#endif
+DLPACKPP_BEGIN_NAMESPACE
 
-namespace dlpackpp {
-inline namespace v0 {
-
-namespace detail {
-/// Tag for views of tensors that were validated already (by adopt) or are vouched for.
-struct trusted_t {
-  explicit trusted_t() = default;
-};
-inline constexpr trusted_t trusted{};
-}  // namespace detail
+template <class DLManaged>
+class BasicManagedTensor;
 
 /// A borrowed view of a tensor: like std::string_view, cheap to copy and valid only while
 /// the viewed memory (and, for a view of a DLTensor, its shape and strides arrays) live.
+/// Every check has a throwing form and a `try_` twin returning Result. On a temporary view,
+/// shape()/strides() return an IntArray and require_*() a TensorView by value, so nothing
+/// handed out of an expression can dangle.
 class TensorView {
  public:
-  /// Views a DLTensor after validate(); throws Error with the first problem.
-  explicit TensorView(const DLTensor& tensor, const ValidateOptions& options = {}) {
-    detail::TensorFacts facts;
-    detail::inspect(tensor, options, facts).value();
-    init(tensor, options.flags, facts.numel, facts.nbytes);
-  }
-
-  /// Views raw parts. The view keeps its own copy of `shape` and `strides` (empty meaning
-  /// compact row-major), so a braced list like `{3, 4}` is fine; `data` must outlive it.
-  /// Throws Error when the parts do not form a valid tensor.
+  /// Views a DLTensor after validate(); throws Error with the first problem. A bare DLTensor
+  /// carries no flags: pass READ_ONLY in `options.flags` when the tensor has it (a managed
+  /// tensor's view() does so itself).
+  explicit TensorView(const DLTensor& tensor, const ValidateOptions& options = {})
+      : TensorView(try_from(tensor, options).value()) {}
+  /// Views raw parts, keeping its own copy of `shape` and `strides` (empty meaning compact
+  /// row-major), so a braced list like `{3, 4}` is fine; `data` must outlive it.
   TensorView(void* data, DataType dtype, IntSpan shape, IntSpan strides = {},
              Device device = Device::cpu(), std::uint64_t byte_offset = 0)
       : TensorView(try_from(data, dtype, shape, strides, device, byte_offset).value()) {}
-
-  /// A view of a tensor that was validated already (e.g. by BasicManagedTensor::adopt).
-  /// Ranks above DLPACKPP_VIEW_INLINE_NDIM with NULL strides allocate (std::bad_alloc).
-  TensorView(detail::trusted_t, const DLTensor& tensor, std::uint64_t flags) {
-    init(tensor, flags, detail::numel_of_valid(tensor), detail::nbytes_of_valid(tensor, flags));
-  }
 
   /// Non-throwing TensorView(const DLTensor&, options).
   static Result<TensorView> try_from(const DLTensor& tensor, const ValidateOptions& options = {}) {
     detail::TensorFacts facts;
     Result<void> ok = detail::inspect(tensor, options, facts);
-    if (!ok) return ok.error();
-    return TensorView(facts, tensor, options.flags);
+    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+    return TensorView(tensor, options.flags, facts);
   }
-
   /// Non-throwing TensorView(data, dtype, shape, strides, device, byte_offset).
   static Result<TensorView> try_from(void* data, DataType dtype, IntSpan shape,
                                      IntSpan strides = {}, Device device = Device::cpu(),
@@ -2271,186 +2785,166 @@ class TensorView {
     Result<void> parts = detail::describe_parts(data, dtype, shape, strides, device, byte_offset, t);
     if (!parts) return parts.error();
     Result<TensorView> view = try_from(t);
-    if (view) view->own_arrays();
+    if (view) view->arrays_.copy(view->shape_data(), view->strides_data(), view->ndim_);
     return view;
+  }
+  /// A view without validation, for tensors the caller vouches for (already validated, or
+  /// from a trusted producer). Allocates only for NULL strides above
+  /// DLPACKPP_VIEW_INLINE_NDIM dimensions.
+  static TensorView unchecked(const DLTensor& tensor, std::uint64_t flags = 0) {
+    detail::TensorFacts facts;
+    facts.numel = detail::numel_unchecked(tensor.shape, static_cast<int>(tensor.ndim));
+    facts.contiguous = tensor.strides == nullptr ||
+                       detail::dense_in_order(tensor.shape, tensor.strides,
+                                              static_cast<int>(tensor.ndim), false);
+    return TensorView(tensor, flags, facts);
   }
 
   /// Number of dimensions.
   int ndim() const noexcept { return ndim_; }
-  /// The extents, ndim() values.
-  IntSpan shape() const noexcept { return {shape_data(), static_cast<std::size_t>(ndim_)}; }
+  /// The extents, ndim() values, borrowed from this view.
+  IntSpan shape() const& noexcept DLPACKPP_LIFETIMEBOUND { return {shape_data(), dims()}; }
+  /// The extents of a temporary view, by value.
+  IntArray shape() const&& { return IntArray(shape()); }
   /// The strides in elements, ndim() values: the producer's, or compact row-major when it
-  /// sent NULL.
-  IntSpan strides() const noexcept { return {strides_data(), static_cast<std::size_t>(ndim_)}; }
+  /// sent NULL. Borrowed from this view.
+  IntSpan strides() const& noexcept DLPACKPP_LIFETIMEBOUND { return {strides_data(), dims()}; }
+  /// The strides of a temporary view, by value.
+  IntArray strides() const&& { return IntArray(strides()); }
   /// Extent of dimension d; negative d counts from the end. Errc::out_of_range otherwise.
-  std::int64_t shape(int d) const { return shape_data()[normalize_dim(d)]; }
+  std::int64_t shape(int d) const { return try_shape(d).value(); }
+  /// Non-throwing shape(int).
+  Result<std::int64_t> try_shape(int d) const { return at(shape_data(), d); }
   /// Stride of dimension d; negative d counts from the end. Errc::out_of_range otherwise.
-  std::int64_t stride(int d) const { return strides_data()[normalize_dim(d)]; }
+  std::int64_t stride(int d) const { return try_stride(d).value(); }
+  /// Non-throwing stride(int).
+  Result<std::int64_t> try_stride(int d) const { return at(strides_data(), d); }
   /// Number of elements (1 for a zero-dim tensor).
   std::int64_t numel() const noexcept { return numel_; }
   /// Bytes of the elements themselves (packed or padded sub-byte aware), not the span of a
   /// strided view.
-  std::int64_t nbytes() const noexcept { return nbytes_; }
+  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype_, numel_, flags_); }
   /// Element type.
   DataType dtype() const noexcept { return dtype_; }
   /// Where the memory lives.
   Device device() const noexcept { return device_; }
   /// Offset of the first element from the producer's data pointer.
   std::uint64_t byte_offset() const noexcept { return byte_offset_; }
-  /// The managed tensor's flags (0 for a bare DLTensor).
+  /// The managed tensor's flags (ValidateOptions::flags for a bare DLTensor).
   std::uint64_t flags() const noexcept { return flags_; }
   /// True when the producer forbade writes (READ_ONLY).
   bool read_only() const noexcept { return (flags_ & flag::read_only) != 0; }
   /// True when sub-byte elements are padded to a byte each.
   bool is_subbyte_padded() const noexcept { return (flags_ & flag::is_subbyte_type_padded) != 0; }
 
-  /// The first element: the producer's data pointer plus byte_offset (NULL when data is).
-  void* data() const noexcept {
-    return data_ == nullptr ? nullptr : static_cast<char*>(data_) + byte_offset_;
+  /// The first element (data + byte_offset; NULL when data is), for reading.
+  const void* const_data() const noexcept { return first(); }
+  /// The first element for writing: Errc::read_only on a READ_ONLY view (read through
+  /// const_data() or a const T instead).
+  void* data() const {
+    require_writable();
+    return first();
   }
-  /// The first element as T*: Errc::dtype_mismatch unless dtype_of<T> == dtype(), and
-  /// Errc::read_only for a non-const T on a read-only tensor.
+  /// The first element as T*: Errc::dtype_mismatch unless dtype_of<T> == dtype(),
+  /// Errc::read_only for a non-const T on a READ_ONLY view, Errc::misaligned unless the
+  /// address is aligned for T.
   template <class T>
   T* data() const {
-    check_element<T>();
-    return static_cast<T*>(data());
+    return try_data<T>().value();
+  }
+  /// Non-throwing data<T>().
+  template <class T>
+  Result<T*> try_data() const {
+    Result<void> ok = element_problem<T>();
+    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+    return static_cast<T*>(first());
   }
 
   /// Errc::dtype_mismatch unless dtype() == expected.
-  const TensorView& require_dtype(DataType expected) const {
-    if (DLPACKPP_UNLIKELY(dtype_ != expected)) {
-      detail::fail(Errc::dtype_mismatch, "dtype is ", dtype_.to_string(), ", required ",
-                   expected.to_string());
-    }
-    return *this;
-  }
+  const TensorView& require_dtype(DataType expected) const& { return ok(dtype_problem(expected)); }
+  /// As above; a temporary view is returned by value so a kept reference cannot dangle.
+  TensorView require_dtype(DataType expected) && { return ok(dtype_problem(expected)); }
+  /// Non-throwing require_dtype().
+  Result<TensorView> try_require_dtype(DataType expected) const { return or_error(dtype_problem(expected)); }
   /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
   template <class T>
-  const TensorView& require_dtype() const {
-    return require_dtype(dtype_of<T>);
-  }
+  const TensorView& require_dtype() const& { return require_dtype(dtype_of<T>); }
+  /// As above, for a temporary view.
+  template <class T>
+  TensorView require_dtype() && { return std::move(*this).require_dtype(dtype_of<T>); }
+  /// Non-throwing require_dtype<T>().
+  template <class T>
+  Result<TensorView> try_require_dtype() const { return try_require_dtype(dtype_of<T>); }
   /// Errc::rank_mismatch unless ndim() == expected.
-  const TensorView& require_ndim(int expected) const {
-    if (DLPACKPP_UNLIKELY(ndim_ != expected)) {
-      detail::fail(Errc::rank_mismatch, "ndim is ", ndim_, ", required ", expected);
-    }
-    return *this;
-  }
-  /// Errc::rank_mismatch for a different rank, Errc::invalid_argument naming the first
-  /// dimension that differs; -1 in `expected` matches any extent.
-  const TensorView& require_shape(IntSpan expected) const {
-    const std::int64_t* shape = shape_data();
-    if (DLPACKPP_UNLIKELY(expected.size() != static_cast<std::size_t>(ndim_))) {
-      detail::fail(Errc::rank_mismatch, "ndim is ", ndim_, ", required shape has ",
-                   expected.size(), " dimensions");
-    }
-    for (int d = 0; d < ndim_; ++d) {
-      const std::int64_t want = expected[static_cast<std::size_t>(d)];
-      if (want < -1) {
-        detail::fail(Errc::invalid_argument, "required shape[", d, "] is ", want,
-                     ", must be >= 0 or -1 (any)");
-      }
-      if (DLPACKPP_UNLIKELY(want != -1 && want != shape[d])) {
-        detail::fail(Errc::invalid_argument, "shape[", d, "] is ", shape[d], ", required ", want);
-      }
-    }
-    return *this;
-  }
+  const TensorView& require_ndim(int expected) const& { return ok(ndim_problem(expected)); }
+  /// As above, for a temporary view.
+  TensorView require_ndim(int expected) && { return ok(ndim_problem(expected)); }
+  /// Non-throwing require_ndim().
+  Result<TensorView> try_require_ndim(int expected) const { return or_error(ndim_problem(expected)); }
+  /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
+  /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
+  const TensorView& require_shape(IntSpan expected) const& { return ok(shape_problem(expected)); }
+  /// As above, for a temporary view.
+  TensorView require_shape(IntSpan expected) && { return ok(shape_problem(expected)); }
+  /// Non-throwing require_shape().
+  Result<TensorView> try_require_shape(IntSpan expected) const { return or_error(shape_problem(expected)); }
   /// Errc::device_mismatch unless device() == expected.
-  const TensorView& require_device(Device expected) const {
-    if (DLPACKPP_UNLIKELY(device_ != expected)) {
-      detail::fail(Errc::device_mismatch, "device is ", device_.to_string(), ", required ",
-                   expected.to_string());
-    }
-    return *this;
-  }
+  const TensorView& require_device(Device expected) const& { return ok(device_problem(expected)); }
+  /// As above, for a temporary view.
+  TensorView require_device(Device expected) && { return ok(device_problem(expected)); }
+  /// Non-throwing require_device().
+  Result<TensorView> try_require_device(Device expected) const { return or_error(device_problem(expected)); }
   /// Errc::not_contiguous unless is_contiguous().
-  const TensorView& require_contiguous() const {
-    if (DLPACKPP_UNLIKELY(!is_contiguous())) {
-      detail::fail(Errc::not_contiguous, "tensor ", to_string(), " is not row-major contiguous");
-    }
-    return *this;
-  }
+  const TensorView& require_contiguous() const& { return ok(contiguous_problem()); }
+  /// As above, for a temporary view.
+  TensorView require_contiguous() && { return ok(contiguous_problem()); }
+  /// Non-throwing require_contiguous().
+  Result<TensorView> try_require_contiguous() const { return or_error(contiguous_problem()); }
   /// Errc::read_only when the producer forbade writes.
-  const TensorView& require_writable() const {
-    if (DLPACKPP_UNLIKELY(read_only())) {
-      detail::fail(Errc::read_only, "tensor is READ_ONLY, a writable one is required");
-    }
-    return *this;
-  }
+  const TensorView& require_writable() const& { return ok(writable_problem()); }
+  /// As above, for a temporary view.
+  TensorView require_writable() && { return ok(writable_problem()); }
+  /// Non-throwing require_writable().
+  Result<TensorView> try_require_writable() const { return or_error(writable_problem()); }
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
-  bool is_contiguous() const noexcept { return is_dense_in_order(false); }
+  bool is_contiguous() const noexcept { return contiguous_; }
   /// Column-major dense (Fortran order), with the same allowances.
-  bool is_fortran_contiguous() const noexcept { return is_dense_in_order(true); }
-  /// Dense under some permutation of the dimensions: no gaps, no overlaps, positive strides.
-  bool is_compact() const noexcept {
-    const std::int64_t* shape = shape_data();
-    if (numel_ == 0) return true;
-    const std::int64_t* strides = strides_data();
-    int remaining = 0;
-    for (int d = 0; d < ndim_; ++d) remaining += shape[d] != 1 ? 1 : 0;
-    // In a dense layout each stride is the product of the smaller ones' extents, so strides
-    // grow strictly and can be matched in increasing order without sorting (or allocating).
-    std::int64_t expected = 1;
-    for (; remaining > 0; --remaining) {
-      int match = -1;
-      for (int d = 0; d < ndim_; ++d) {
-        if (shape[d] != 1 && strides[d] == expected) {
-          if (match != -1) return false;  // two dimensions share a stride: overlap
-          match = d;
-        }
-      }
-      if (match == -1) return false;
-      expected *= shape[match];
-    }
-    return true;
+  bool is_fortran_contiguous() const noexcept {
+    return detail::dense_in_order(shape_data(), strides_data(), ndim_, true);
   }
+  /// Dense under some permutation of the dimensions: no gaps, no overlaps, positive strides.
+  bool is_compact() const noexcept;
 
-  /// A typed, strided accessor of rank N. Checks once: dtype (Errc::dtype_mismatch), rank
-  /// (Errc::rank_mismatch), writability for non-const T (Errc::read_only), and that elements
-  /// are addressable (packed sub-byte types are not: Errc::unsupported_dtype).
+  /// A typed, strided accessor of rank N, checked once: dtype, rank, writability for a
+  /// non-const T, alignment, and addressable elements (packed sub-byte types are not:
+  /// Errc::unsupported_dtype).
   template <class T, int N>
   TensorAccessor<T, N> accessor() const {
-    check_element<T>();
-    if (DLPACKPP_UNLIKELY(ndim_ != N)) {
-      detail::fail(Errc::rank_mismatch, "ndim is ", ndim_, ", accessor rank is ", N);
-    }
+    return try_accessor<T, N>().value();
+  }
+  /// Non-throwing accessor<T, N>().
+  template <class T, int N>
+  Result<TensorAccessor<T, N>> try_accessor() const {
+    Result<void> ok = element_problem<T>();
+    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+    if (DLPACKPP_UNLIKELY(ndim_ != N)) return detail::rank_error(ndim_, N, "accessor rank is ");
     if (DLPACKPP_UNLIKELY(dtype_.is_subbyte() && !is_subbyte_padded())) {
-      detail::fail(Errc::unsupported_dtype, "dtype ", dtype_.to_string(),
-                   " is packed below one byte per element; elements are not addressable");
+      return detail::packed_error(dtype_);
     }
-    return TensorAccessor<T, N>(static_cast<T*>(data()), shape_data(), strides_data());
+    return TensorAccessor<T, N>(static_cast<T*>(first()), shape_data(), strides_data());
   }
 
-  /// A DLTensor describing this view with its normalized strides. Its shape/strides point
-  /// into this view object or the producer's arrays: valid while both live.
-  DLTensor to_dltensor() const noexcept {
-    DLTensor t{};
-    t.data = data_;
-    t.device = device_;
-    t.ndim = static_cast<decltype(t.ndim)>(ndim_);
-    t.dtype = dtype_;
-    t.shape = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(shape_data());
-    t.strides = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(strides_data());
-    t.byte_offset = byte_offset_;
-    return t;
-  }
+  /// A DLTensor describing this view with its normalized strides; its shape/strides point
+  /// into this view or the producer's arrays. It carries no flags: handing it on is an
+  /// explicit escape from READ_ONLY.
+  DLTensor to_dltensor() const& noexcept DLPACKPP_LIFETIMEBOUND;
+  /// Deleted: the DLTensor could point into the dying view.
+  DLTensor to_dltensor() const&& = delete;
 
   /// "float32[2, 3] strides [3, 1] cpu", plus " byte_offset N" and " read_only" when set.
-  std::string to_string() const {
-    detail::TextBuilder s;
-    s << dtype_.to_string();
-    append_list(s, shape());
-    s << " strides ";
-    append_list(s, strides());
-    s << ' ' << device_.to_string();
-    if (byte_offset_ != 0) s << " byte_offset " << byte_offset_;
-    if (read_only()) s << " read_only";
-    return s.take();
-  }
-
+  std::string to_string() const;
   /// Streams to_string().
   template <class Traits>
   friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
@@ -2459,135 +2953,150 @@ class TensorView {
   }
 
  private:
-  TensorView(const detail::TensorFacts& facts, const DLTensor& tensor, std::uint64_t flags) {
-    init(tensor, flags, facts.numel, facts.nbytes);
+  template <class DLManaged>
+  friend class BasicManagedTensor;
+
+  TensorView(const DLTensor& t, std::uint64_t flags, const detail::TensorFacts& facts)
+      : data_(t.data), byte_offset_(t.byte_offset), flags_(flags), numel_(facts.numel),
+        ndim_(static_cast<int>(t.ndim)), dtype_(t.dtype), device_(t.device),
+        contiguous_(facts.contiguous) {
+    arrays_.borrow(t.shape, t.strides, ndim_);
   }
 
-  void init(const DLTensor& t, std::uint64_t flags, std::int64_t numel, std::int64_t nbytes) {
-    data_ = t.data;
-    byte_offset_ = t.byte_offset;
-    flags_ = flags;
-    numel_ = numel;
-    nbytes_ = nbytes;
-    ndim_ = static_cast<int>(t.ndim);
-    dtype_ = t.dtype;
-    device_ = t.device;
-    shape_ = t.shape;
-    strides_ = t.strides;
-    if (strides_ == nullptr && ndim_ > 0) {
-      std::int64_t* compact = inline_strides_;
-      if (ndim_ > DLPACKPP_VIEW_INLINE_NDIM) {
-        // Rare enough to allocate; the block is shared so copies of the view stay valid.
-        heap_ = detail::SharedArray<std::int64_t>(static_cast<std::size_t>(ndim_));
-        compact = heap_.data();
-        strides_ = compact;
-      }
-      // Validation proved every stride fits; the product through shape[0] need not, so it
-      // is never formed.
-      compact[ndim_ - 1] = 1;
-      for (int d = ndim_ - 1; d > 0; --d) {
-        compact[d - 1] = compact[d] * (shape_[d] == 0 ? 1 : shape_[d]);
-      }
-    }
+  std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim_); }
+  const std::int64_t* shape_data() const noexcept { return arrays_.shape(); }
+  const std::int64_t* strides_data() const noexcept { return arrays_.strides(); }
+  void* first() const noexcept {
+    return data_ == nullptr ? nullptr : static_cast<char*>(data_) + byte_offset_;
   }
-
-  // NULL means "kept in the inline array": the view never points into itself, so copies
-  // stay valid without a user-defined copy constructor.
-  const std::int64_t* shape_data() const noexcept {
-    return shape_ != nullptr ? shape_ : inline_shape_;
-  }
-  const std::int64_t* strides_data() const noexcept {
-    return strides_ != nullptr ? strides_ : inline_strides_;
-  }
-
-  // Views from raw parts keep their own copies of shape and strides, so a braced list such as
-  // TensorView(p, dtype, {3, 4}) cannot leave the view dangling.
-  void own_arrays() {
-    const auto n = static_cast<std::size_t>(ndim_);
-    const std::int64_t* shape = shape_data();
-    const std::int64_t* strides = strides_data();
-    if (ndim_ <= DLPACKPP_VIEW_INLINE_NDIM) {
-      for (std::size_t d = 0; d < n; ++d) {
-        inline_shape_[d] = shape[d];
-        inline_strides_[d] = strides[d];
-      }
-      shape_ = nullptr;
-      strides_ = nullptr;
-      heap_ = detail::SharedArray<std::int64_t>();
-    } else {
-      detail::SharedArray<std::int64_t> arrays(2 * n);
-      std::int64_t* out = arrays.data();
-      for (std::size_t d = 0; d < n; ++d) {
-        out[d] = shape[d];
-        out[n + d] = strides[d];
-      }
-      shape_ = out;
-      strides_ = out + n;
-      heap_ = std::move(arrays);
-    }
-  }
-
-  std::size_t normalize_dim(int d) const {
+  Result<std::int64_t> at(const std::int64_t* values, int d) const {
     const int i = d < 0 ? d + ndim_ : d;
-    if (DLPACKPP_UNLIKELY(i < 0 || i >= ndim_)) {
-      detail::fail(Errc::out_of_range, "dimension ", d, " is out of range for ndim ", ndim_);
-    }
-    return static_cast<std::size_t>(i);
+    if (DLPACKPP_UNLIKELY(i < 0 || i >= ndim_)) return detail::dim_error(d, ndim_);
+    return values[i];
   }
 
-  bool is_dense_in_order(bool fortran) const noexcept {
-    const std::int64_t* shape = shape_data();
-    if (numel_ == 0) return true;
-    const std::int64_t* strides = strides_data();
-    std::int64_t expected = 1;
-    for (int k = 0; k < ndim_; ++k) {
-      const int d = fortran ? k : ndim_ - 1 - k;
-      if (shape[d] == 1) continue;
-      if (strides[d] != expected) return false;
-      expected *= shape[d];
-    }
-    return true;
+  // Each require_* is one *_problem() check, then ok() (throw or pass) or or_error().
+  const TensorView& ok(Result<void>&& problem) const& {
+    problem.value();
+    return *this;
   }
-
+  TensorView ok(Result<void>&& problem) && {
+    problem.value();
+    return std::move(*this);
+  }
+  Result<TensorView> or_error(Result<void>&& problem) const {
+    if (DLPACKPP_UNLIKELY(!problem)) return problem.error();
+    return *this;
+  }
+  Result<void> dtype_problem(DataType expected) const {
+    if (DLPACKPP_UNLIKELY(dtype_ != expected)) return detail::dtype_error(dtype_, expected, "required ");
+    return {};
+  }
+  Result<void> ndim_problem(int expected) const {
+    if (DLPACKPP_UNLIKELY(ndim_ != expected)) return detail::rank_error(ndim_, expected, "required ");
+    return {};
+  }
+  Result<void> shape_problem(IntSpan expected) const {
+    return detail::shape_problem(shape(), expected);
+  }
+  Result<void> device_problem(Device expected) const {
+    if (DLPACKPP_UNLIKELY(device_ != expected)) return detail::device_error(device_, expected);
+    return {};
+  }
+  Result<void> contiguous_problem() const {
+    if (DLPACKPP_UNLIKELY(!contiguous_)) {
+      return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
+                                " is not row-major contiguous");
+    }
+    return {};
+  }
+  Result<void> writable_problem() const {
+    if (DLPACKPP_UNLIKELY(read_only())) return detail::read_only_error();
+    return {};
+  }
   template <class T>
-  void check_element() const {
-    if (DLPACKPP_UNLIKELY(dtype_of<T> != dtype_)) {
-      detail::fail(Errc::dtype_mismatch, "dtype is ", dtype_.to_string(), ", accessed as ",
-                   dtype_of<T>.to_string());
+  Result<void> element_problem() const {
+    static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
+                  "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
+                  "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
+                  "tensors as dlpackpp::BoolByte");
+    constexpr DataType wanted = dtype_of<T>;
+    if (DLPACKPP_UNLIKELY(dtype_ != wanted)) return detail::dtype_error(dtype_, wanted, "accessed as ");
+    if (!std::is_const<T>::value && DLPACKPP_UNLIKELY(read_only())) return detail::read_only_error();
+    const auto address = reinterpret_cast<std::uintptr_t>(first());
+    if (DLPACKPP_UNLIKELY((address & (alignof(T) - 1)) != 0)) {
+      return detail::misaligned_error(address, alignof(T), wanted);
     }
-    if (!std::is_const<T>::value && DLPACKPP_UNLIKELY(read_only())) {
-      detail::fail(Errc::read_only, "tensor is READ_ONLY; access it through a const type");
-    }
+    return {};
   }
 
-  static void append_list(detail::TextBuilder& s, IntSpan values) {
+  void* data_;
+  detail::ViewArrays arrays_;
+  std::uint64_t byte_offset_;
+  std::uint64_t flags_;
+  std::int64_t numel_;
+  int ndim_;
+  DataType dtype_;
+  Device device_;
+  bool contiguous_;
+};
+
+inline bool TensorView::is_compact() const noexcept {
+  const std::int64_t* shape = shape_data();
+  const std::int64_t* strides = strides_data();
+  if (numel_ == 0) return true;
+  int remaining = 0;
+  for (int d = 0; d < ndim_; ++d) remaining += shape[d] != 1 ? 1 : 0;
+  // In a dense layout each stride is the product of the smaller ones' extents, so strides
+  // grow strictly and can be matched in increasing order without sorting (or allocating).
+  std::int64_t expected = 1;
+  for (; remaining > 0; --remaining) {
+    int match = -1;
+    for (int d = 0; d < ndim_; ++d) {
+      if (shape[d] != 1 && strides[d] == expected) {
+        if (match != -1) return false;  // two dimensions share a stride: overlap
+        match = d;
+      }
+    }
+    if (match == -1) return false;
+    expected *= shape[match];
+  }
+  return true;
+}
+
+inline DLTensor TensorView::to_dltensor() const& noexcept {
+  DLTensor t{};
+  t.data = data_;
+  t.device = device_;
+  t.ndim = static_cast<decltype(t.ndim)>(ndim_);
+  t.dtype = dtype_;
+  t.shape = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(shape_data());
+  t.strides = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(strides_data());
+  t.byte_offset = byte_offset_;
+  return t;
+}
+
+inline std::string TensorView::to_string() const {
+  detail::TextBuilder s;
+  const auto list = [&s](IntSpan values) {
     s << '[';
     for (std::size_t i = 0; i < values.size(); ++i) {
       if (i != 0) s << ", ";
       s << values[i];
     }
     s << ']';
-  }
+  };
+  s << dtype_.to_string();
+  list(shape());
+  s << " strides ";
+  list(strides());
+  s << ' ' << device_.to_string();
+  if (byte_offset_ != 0) s << " byte_offset " << byte_offset_;
+  if (read_only()) s << " read_only";
+  return s.take();
+}
 
-  void* data_ = nullptr;
-  const std::int64_t* shape_ = nullptr;
-  const std::int64_t* strides_ = nullptr;
-  // Shared so copies of the view stay valid: compact strides (or owned shape + strides) for
-  // ranks above DLPACKPP_VIEW_INLINE_NDIM.
-  detail::SharedArray<std::int64_t> heap_;
-  std::uint64_t byte_offset_ = 0;
-  std::uint64_t flags_ = 0;
-  std::int64_t numel_ = 1;
-  std::int64_t nbytes_ = 0;
-  int ndim_ = 0;
-  DataType dtype_;
-  Device device_;
-  std::int64_t inline_shape_[DLPACKPP_VIEW_INLINE_NDIM > 0 ? DLPACKPP_VIEW_INLINE_NDIM : 1] = {};
-  std::int64_t inline_strides_[DLPACKPP_VIEW_INLINE_NDIM > 0 ? DLPACKPP_VIEW_INLINE_NDIM : 1] = {};
-};
-
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/tensor_view.hpp ----
 // #include "dlpackpp/managed_tensor.hpp" (inlined below)
@@ -2603,6 +3112,7 @@ class TensorView {
 // #include "dlpackpp/dtype.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
 // #include "dlpackpp/flags.hpp" (already inlined)
+// #include "dlpackpp/int_array.hpp" (already inlined)
 // #include "dlpackpp/int_span.hpp" (already inlined)
 // #include "dlpackpp/tensor_view.hpp" (already inlined)
 // #include "dlpackpp/validate.hpp" (already inlined)
@@ -2612,8 +3122,7 @@ class TensorView {
 #include <type_traits>
 #include <utility>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 namespace detail {
 template <class M>
@@ -2638,50 +3147,6 @@ void release_to_producer(M* p) noexcept {
   if (p != nullptr && p->deleter != nullptr) p->deleter(p);
 }
 }  // namespace detail
-
-/// The strides of a managed tensor, by value: the producer's, or compact row-major ones
-/// derived without allocation (for ndim <= 8) when it sent NULL. Outlives the handle's calls.
-class Strides {
- public:
-  /// The strides of `view`.
-  explicit Strides(const TensorView& view) noexcept : view_(view) {}
-  /// The strides as a span, valid while this object lives.
-  IntSpan span() const& noexcept { return view_.strides(); }
-  /// Deleted: a span of a temporary Strides would dangle (`IntSpan s = t.strides().span();`).
-  IntSpan span() const&& = delete;
-  /// As span(); valid while this object lives.
-  operator IntSpan() const& noexcept { return span(); }
-  /// Deleted: `IntSpan s = t.strides();` would dangle; keep the Strides (`auto s = ...`).
-  operator IntSpan() const&& = delete;
-  /// First stride.
-  const std::int64_t* data() const noexcept { return view_.strides().data(); }
-  /// ndim values.
-  std::size_t size() const noexcept { return view_.strides().size(); }
-  /// The stride of dimension i (no bounds check).
-  std::int64_t operator[](std::size_t i) const noexcept { return view_.strides()[i]; }
-  /// Start of the strides.
-  const std::int64_t* begin() const noexcept { return view_.strides().begin(); }
-  /// End of the strides.
-  const std::int64_t* end() const noexcept { return view_.strides().end(); }
-
-  /// Same values as `b` (works on temporaries, unlike the conversion to IntSpan).
-  friend bool operator==(const Strides& a, IntSpan b) noexcept { return a.view_.strides() == b; }
-  /// Different values from `b`.
-  friend bool operator!=(const Strides& a, IntSpan b) noexcept { return !(a == b); }
-  /// Same values.
-  friend bool operator==(const Strides& a, const Strides& b) noexcept { return a == b.view_.strides(); }
-  /// Different values.
-  friend bool operator!=(const Strides& a, const Strides& b) noexcept { return !(a == b); }
-  /// Streams as "[3, 1]".
-  template <class Traits>
-  friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
-                                                      const Strides& s) {
-    return os << s.view_.strides();
-  }
-
- private:
-  TensorView view_;
-};
 
 /// Unique ownership of a DLPack managed tensor (`DLManagedTensorVersioned` or the legacy
 /// `DLManagedTensor`): one pointer, move-only, the producer's deleter called exactly once
@@ -2725,26 +3190,19 @@ class BasicManagedTensor {
   /// a newer minor is accepted. A malformed tensor is released and its validation error
   /// returned. NULL is Errc::null_pointer. Never throws a validation error.
   static Result<BasicManagedTensor> try_adopt(DLManaged* p, ValidateOptions options = {}) {
-    if (p == nullptr) {
-      return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
-    }
-    BasicManagedTensor owned = adopt_unchecked(p);
+    if (DLPACKPP_UNLIKELY(p == nullptr)) return null_error();
+    BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
     if constexpr (is_versioned) {
       // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
-      if (p->version.major != DLPACKPP_DLPACK_MAJOR) {
-        const auto major = p->version.major;
-        const auto minor = p->version.minor;
-        owned.reset();
-        return detail::make_error(Errc::version_mismatch, "version.major is ", major,
-                                  " (tensor version ", major, '.', minor,
-                                  "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR,
-                                  " only");
+      if (DLPACKPP_UNLIKELY(p->version.major != DLPACKPP_DLPACK_MAJOR)) {
+        return version_error(std::move(owned));
       }
       options.flags = p->flags;
     }
-    Result<void> ok = validate(p->dl_tensor, options);
-    if (!ok) return ok.error();  // `owned` releases the tensor on the way out
-    return owned;
+    detail::TensorFacts facts;
+    Result<void> ok = detail::inspect(p->dl_tensor, options, facts);
+    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+    return Result<BasicManagedTensor>(std::move(owned));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
   static BasicManagedTensor adopt(DLManaged* p, const ValidateOptions& options = {}) {
@@ -2774,40 +3232,50 @@ class BasicManagedTensor {
   /// True when a tensor is owned.
   explicit operator bool() const noexcept { return ptr_ != nullptr; }
 
-  /// The owned DLTensor; the handle must not be empty.
-  const DLTensor& dl_tensor() const noexcept { return checked()->dl_tensor; }
-  /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path).
-  TensorView view() const { return TensorView(detail::trusted, dl_tensor(), flags()); }
+  /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path); valid
+  /// while this handle owns the tensor. Raw access without the flags goes through get().
+  TensorView view() const& DLPACKPP_LIFETIMEBOUND { return TensorView::unchecked(tensor(), flags()); }
+  /// Deleted: the view would outlive the temporary's tensor (its deleter runs first).
+  TensorView view() const&& = delete;
 
   /// Number of dimensions.
-  int ndim() const noexcept { return static_cast<int>(dl_tensor().ndim); }
-  /// The extents, straight from the producer.
-  IntSpan shape() const noexcept {
-    return {dl_tensor().shape, static_cast<std::size_t>(dl_tensor().ndim)};
+  int ndim() const noexcept { return static_cast<int>(tensor().ndim); }
+  /// The extents, straight from the producer; valid while this handle owns the tensor.
+  IntSpan shape() const& noexcept DLPACKPP_LIFETIMEBOUND {
+    return {tensor().shape, static_cast<std::size_t>(tensor().ndim)};
   }
+  /// Deleted: the extents die with the temporary's tensor.
+  IntSpan shape() const&& = delete;
   /// The strides by value (derived compact ones when the producer sent NULL).
-  Strides strides() const { return Strides(view()); }
+  Strides strides() const { return Strides(view().strides()); }
   /// Element type.
-  DataType dtype() const noexcept { return dl_tensor().dtype; }
+  DataType dtype() const noexcept { return tensor().dtype; }
   /// Where the memory lives.
-  Device device() const noexcept { return dl_tensor().device; }
+  Device device() const noexcept { return tensor().device; }
   /// Number of elements.
-  std::int64_t numel() const noexcept { return detail::numel_of_valid(dl_tensor()); }
-  /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dl_tensor(), flags()); }
-  /// Offset of the first element from the data pointer.
-  std::uint64_t byte_offset() const noexcept { return dl_tensor().byte_offset; }
-  /// The first element (data + byte_offset).
-  void* data() const noexcept {
-    const DLTensor& t = dl_tensor();
-    return t.data == nullptr ? nullptr : static_cast<char*>(t.data) + t.byte_offset;
+  std::int64_t numel() const noexcept {
+    return detail::numel_unchecked(tensor().shape, static_cast<int>(tensor().ndim));
   }
-  /// The first element as T*; Errc::dtype_mismatch, or Errc::read_only for non-const T on a
-  /// READ_ONLY tensor.
+  /// Bytes of the elements (packed or padded sub-byte aware).
+  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype(), numel(), flags()); }
+  /// Offset of the first element from the data pointer.
+  std::uint64_t byte_offset() const noexcept { return tensor().byte_offset; }
+  /// The first element (data + byte_offset), for reading.
+  const void* const_data() const& noexcept DLPACKPP_LIFETIMEBOUND { return view().const_data(); }
+  /// Deleted: the memory dies with the temporary.
+  const void* const_data() const&& = delete;
+  /// The first element for writing; Errc::read_only on a READ_ONLY tensor.
+  void* data() const& DLPACKPP_LIFETIMEBOUND { return view().data(); }
+  /// Deleted: the memory dies with the temporary.
+  void* data() const&& = delete;
+  /// The first element as T*, checked as TensorView::data<T>() checks it.
   template <class T>
-  T* data() const {
+  T* data() const& DLPACKPP_LIFETIMEBOUND {
     return view().template data<T>();
   }
+  /// Deleted: the memory dies with the temporary.
+  template <class T>
+  T* data() const&& = delete;
 
 #if DLPACKPP_HAS_VERSIONED
   /// The producer's DLPack version ({0, 0} for a legacy tensor, which carries none).
@@ -2839,6 +3307,20 @@ class BasicManagedTensor {
     DLPACKPP_ASSERT(ptr_ != nullptr, "empty BasicManagedTensor dereferenced");
     return ptr_;
   }
+  const DLTensor& tensor() const noexcept { return checked()->dl_tensor; }
+
+  DLPACKPP_COLD static Error null_error() {
+    return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
+  }
+  // Releases the tensor before building the message: only the version was read.
+  DLPACKPP_COLD static Error version_error(BasicManagedTensor owned) {
+    const auto major = owned.ptr_->version.major;
+    const auto minor = owned.ptr_->version.minor;
+    owned.reset();
+    return detail::make_error(Errc::version_mismatch, "version.major is ", major,
+                              " (tensor version ", major, '.', minor,
+                              "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
+  }
 
   DLManaged* ptr_ = nullptr;
 };
@@ -2851,6 +3333,27 @@ using ManagedTensor = BasicManagedTensor<DLManagedTensorVersioned>;
 /// The handle factories return unless told otherwise: versioned where the header has it.
 using DefaultManagedTensor = ManagedTensor;
 #else
+namespace detail {
+/// Stands in for ManagedTensor where the dlpack.h in force predates DLManagedTensorVersioned:
+/// naming it is one readable error instead of a cascade of undeclared identifiers.
+template <bool Available = false>
+struct ManagedTensorUnavailable {
+  static_assert(Available,
+                "dlpackpp: ManagedTensor needs DLManagedTensorVersioned (DLPack >= 1.0), but "
+                "the dlpack.h in force is " DLPACKPP_DLPACK_VERSION_STRING ". Drop "
+                "DLPACKPP_USE_BUNDLED_DLPACK=0 / DLPACKPP_USE_SYSTEM_DLPACK=ON / "
+                "DLPACKPP_DLPACK_HEADER to use the bundled DLPack 1.3 header, include a newer "
+                "dlpack.h first, or use LegacyManagedTensor");
+  template <class... A>
+  static ManagedTensorUnavailable adopt(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable try_adopt(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable adopt_unchecked(A&&...);
+};
+}  // namespace detail
+/// Not available with this dlpack.h: using it is a compile error that says why.
+using ManagedTensor = detail::ManagedTensorUnavailable<>;
 /// The handle factories return unless told otherwise: legacy, as the header has nothing else.
 using DefaultManagedTensor = LegacyManagedTensor;
 #endif
@@ -2945,8 +3448,7 @@ inline LegacyManagedTensor to_legacy(ManagedTensor&& tensor, bool drop_read_only
 }
 #endif
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/managed_tensor.hpp ----
 // #include "dlpackpp/producers.hpp" (inlined below)
@@ -2976,8 +3478,7 @@ inline LegacyManagedTensor to_legacy(ManagedTensor&& tensor, bool drop_read_only
 #include <utility>
 #include <vector>
 
-namespace dlpackpp {
-inline namespace v0 {
+DLPACKPP_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -3025,10 +3526,18 @@ struct ExportBlock {
   }
 };
 
-/// Builds and validates the export, consuming `owner` only on success.
+/// A shape with more elements than the memory behind it holds.
+DLPACKPP_COLD inline Error capacity_error(std::int64_t numel, std::int64_t capacity) {
+  return make_error(Errc::invalid_argument, "shape has ", numel, " elements but the memory holds ",
+                    capacity);
+}
+
+/// Builds and validates the export, consuming `owner` only on success. `capacity`, when not
+/// negative, is how many elements the memory holds: a shape with more is refused.
 template <class Handle, class Owner>
 Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan strides,
-                           Device device, Owner&& owner, std::uint64_t flags) {
+                           Device device, Owner&& owner, std::uint64_t flags,
+                           std::int64_t capacity = -1) {
   static_assert(is_managed_handle<Handle>::value,
                 "the first template argument must be ManagedTensor or LegacyManagedTensor");
   using M = managed_of<Handle>;
@@ -3051,8 +3560,12 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   if (!parts) return parts.error();
   ValidateOptions options;
   options.flags = flags;
-  Result<void> ok = validate(t, options);
-  if (!ok) return ok.error();
+  TensorFacts facts;
+  Result<void> ok = inspect(t, options, facts);
+  if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+  if (DLPACKPP_UNLIKELY(capacity >= 0 && facts.numel > capacity)) {
+    return capacity_error(facts.numel, capacity);
+  }
 
   const auto n = shape.size();
   void* raw = Block::allocate(Block::arrays_offset + 2 * n * sizeof(std::int64_t));
@@ -3063,14 +3576,8 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   }
   if (strides.empty()) {
     // Exports always carry strides: DLPack >= 1.2 requires them, so consumers need not
-    // derive them. A zero extent counts as one, as in TensorView.
-    // validate() proved each stride fits; the product through shape[0] need not (an empty
-    // tensor's leading extent is unbounded), so it is never formed.
-    std::int64_t running = 1;
-    for (std::size_t i = n; i-- > 0;) {
-      ::new (static_cast<void*>(arrays + n + i)) std::int64_t(running);
-      if (i > 0) running *= shape[i] > 0 ? shape[i] : 1;
-    }
+    // derive them. Validation proved they fit.
+    write_compact_strides(arrays, static_cast<int>(n), arrays + n);
   }
   struct FreeOnThrow {
     void* raw;
@@ -3110,24 +3617,20 @@ struct AlignedBuffer {
   }
 };
 
-template <class T>
-constexpr std::uint64_t const_flags() noexcept {
-  return std::is_const<T>::value ? flag::read_only : 0;
+/// An element count as make_export's capacity (counts past int64 cap no shape anyway).
+constexpr std::int64_t clamp_count(std::size_t count) noexcept {
+  return count > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX
+                                                       : static_cast<std::int64_t>(count);
 }
 
-/// The element count of a shape the caller supplies, naming a bad extent or an overflow.
-inline Result<std::int64_t> try_numel(IntSpan shape) {
-  std::int64_t n = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] < 0) {
-      return make_error(Errc::negative_shape, "shape[", d, "] is ", shape[d], ", must be >= 0");
-    }
-    if (mul_overflows(n, shape[d], n)) {
-      return make_error(Errc::size_overflow, "shape[", d, "] is ", shape[d],
-                        ", the element count overflows int64");
-    }
-  }
-  return n;
+/// READ_ONLY for a const element type, which only a versioned tensor can say.
+template <class Handle, class E>
+constexpr std::uint64_t export_flags() noexcept {
+  static_assert(Handle::is_versioned || !std::is_const<E>::value,
+                "dlpackpp: a legacy DLManagedTensor cannot mark itself read-only, so a const "
+                "element type cannot be exported as LegacyManagedTensor (the default kind "
+                "under a DLPack 0.x header); export a non-const T, or ManagedTensor");
+  return std::is_const<E>::value ? flag::read_only : 0;
 }
 }  // namespace detail
 
@@ -3170,34 +3673,76 @@ Handle from_vector(std::vector<T, Alloc>&& values, IntSpan shape) {
   return try_from_vector<Handle>(std::move(values), shape).value();
 }
 
-/// Exports the array a unique_ptr owns (T may be const, which makes the export READ_ONLY);
-/// the deleter D runs when the consumer is done.
+namespace detail {
+/// Elements behind a smart pointer: one for a pointer to an object; unknown (-1) for an
+/// array form, which carries no size.
+template <class T>
+constexpr std::int64_t pointee_capacity() noexcept {
+  return std::is_array<T>::value ? -1 : 1;
+}
+}  // namespace detail
+
+/// Exports what a unique_ptr owns (T may be const, which makes the export READ_ONLY); D runs
+/// when the consumer is done. A `unique_ptr<T>` holds one element, so the shape may have at
+/// most one; a `unique_ptr<T[]>` carries no size, so the caller vouches for the shape (the
+/// overload with `count` checks it).
 template <class Handle = DefaultManagedTensor, class T, class D>
 Result<Handle> try_from_unique_ptr(std::unique_ptr<T, D>&& ptr, IntSpan shape) {
   using E = std::remove_extent_t<T>;
   void* data = const_cast<std::remove_const_t<E>*>(ptr.get());
   return detail::make_export<Handle>(data, dtype_of<E>, shape, {}, Device::cpu(), std::move(ptr),
-                                     detail::const_flags<E>());
+                                     detail::export_flags<Handle, E>(),
+                                     detail::pointee_capacity<T>());
+}
+/// An array of `count` elements: a shape with more is Errc::invalid_argument.
+template <class Handle = DefaultManagedTensor, class T, class D>
+Result<Handle> try_from_unique_ptr(std::unique_ptr<T[], D>&& ptr, std::size_t count,
+                                   IntSpan shape) {
+  void* data = const_cast<std::remove_const_t<T>*>(ptr.get());
+  return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(ptr),
+                                     detail::export_flags<Handle, T>(),
+                                     detail::clamp_count(count));
 }
 /// As try_from_unique_ptr, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T, class D>
 Handle from_unique_ptr(std::unique_ptr<T, D>&& ptr, IntSpan shape) {
   return try_from_unique_ptr<Handle>(std::move(ptr), shape).value();
 }
+/// As the counted try_from_unique_ptr, throwing on failure.
+template <class Handle = DefaultManagedTensor, class T, class D>
+Handle from_unique_ptr(std::unique_ptr<T[], D>&& ptr, std::size_t count, IntSpan shape) {
+  return try_from_unique_ptr<Handle>(std::move(ptr), count, shape).value();
+}
 
 /// Exports memory a shared_ptr keeps alive; the export holds one reference until the
-/// consumer is done. A shared_ptr to const makes the export READ_ONLY.
+/// consumer is done. A shared_ptr to const makes the export READ_ONLY. A `shared_ptr<T>`
+/// holds one element; a `shared_ptr<T[]>` carries no size, so the caller vouches for the
+/// shape (the overload with `count` checks it).
 template <class Handle = DefaultManagedTensor, class T>
 Result<Handle> try_from_shared_ptr(std::shared_ptr<T> ptr, IntSpan shape) {
   using E = std::remove_extent_t<T>;
   void* data = const_cast<std::remove_const_t<E>*>(ptr.get());
   return detail::make_export<Handle>(data, dtype_of<E>, shape, {}, Device::cpu(), std::move(ptr),
-                                     detail::const_flags<E>());
+                                     detail::export_flags<Handle, E>(),
+                                     detail::pointee_capacity<T>());
+}
+/// An array of `count` elements: a shape with more is Errc::invalid_argument.
+template <class Handle = DefaultManagedTensor, class T>
+Result<Handle> try_from_shared_ptr(std::shared_ptr<T[]> ptr, std::size_t count, IntSpan shape) {
+  void* data = const_cast<std::remove_const_t<T>*>(ptr.get());
+  return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(ptr),
+                                     detail::export_flags<Handle, T>(),
+                                     detail::clamp_count(count));
 }
 /// As try_from_shared_ptr, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T>
 Handle from_shared_ptr(std::shared_ptr<T> ptr, IntSpan shape) {
   return try_from_shared_ptr<Handle>(std::move(ptr), shape).value();
+}
+/// As the counted try_from_shared_ptr, throwing on failure.
+template <class Handle = DefaultManagedTensor, class T>
+Handle from_shared_ptr(std::shared_ptr<T[]> ptr, std::size_t count, IntSpan shape) {
+  return try_from_shared_ptr<Handle>(std::move(ptr), count, shape).value();
 }
 
 /// A fresh, zero-filled, compact host tensor whose data is aligned to 256 bytes, as DLPack
@@ -3223,8 +3768,7 @@ Handle allocate(DataType dtype, IntSpan shape, Device device = Device::cpu()) {
   return try_allocate<Handle>(dtype, shape, device).value();
 }
 
-}  // namespace v0
-}  // namespace dlpackpp
+DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/producers.hpp ----
 

@@ -59,8 +59,8 @@ static_assert(std::is_nothrow_move_constructible<Result<DataType>>::value, "");
 static_assert(std::is_nothrow_move_constructible<Result<std::unique_ptr<int>>>::value, "");
 static_assert(!std::is_copy_constructible<Result<std::unique_ptr<int>>>::value, "");
 static_assert(std::is_same<decltype(std::declval<Result<std::unique_ptr<int>>>().value()),
-                           std::unique_ptr<int>&&>::value,
-              "");
+                           std::unique_ptr<int>>::value,
+              "a temporary Result hands its value out by value, so a kept reference cannot dangle");
 
 // Copying an Error shares its message, so catching by value cannot throw.
 static_assert(std::is_nothrow_copy_constructible<Error>::value, "");

@@ -45,10 +45,10 @@ static_assert(!std::is_default_constructible<TensorView>::value, "a view always 
 static_assert(std::is_constructible<TensorView, const DLTensor&>::value, "");
 static_assert(!std::is_convertible<const DLTensor&, TensorView>::value,
               "validating (and possibly throwing) is never implicit");
-static_assert(std::is_constructible<TensorView, dlpackpp::detail::trusted_t, const DLTensor&,
-                                     std::uint64_t>::value,
-              "ManagedTensor builds its views on the trusted constructor (which may allocate for "
-              "ranks above DLPACKPP_VIEW_INLINE_NDIM, so it is not noexcept)");
+static_assert(std::is_same<decltype(TensorView::unchecked(std::declval<const DLTensor&>(), 0)),
+                           TensorView>::value,
+              "ManagedTensor builds its views with unchecked() (which may allocate for ranks "
+              "above DLPACKPP_VIEW_INLINE_NDIM, so it is not noexcept)");
 static_assert(std::is_constructible<TensorView, void*, DataType, IntSpan>::value, "raw parts");
 static_assert(!std::is_constructible<TensorView, const float*, DataType, IntSpan>::value,
               "const data is not silently made writable");

@@ -1,4 +1,4 @@
-// expect-error: (cannot convert|no viable conversion from) '[a-z:0-9]*Result<[a-z:0-9]*Device>' to 'const bool'
+// expect-error: (cannot convert|no viable conversion from) '[a-z:0-9_]*Result<[a-z:0-9_]*Device>' to 'const bool'
 // SPDX-License-Identifier: Apache-2.0
 // Result's bool conversion is explicit, so it cannot leak into a bool parameter or variable.
 #include <dlpackpp/device.hpp>
