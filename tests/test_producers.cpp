@@ -440,4 +440,33 @@ TEST(LegacyProducers, RefuseFlagsAndKeepTheOwner) {
 // A const element type exported as LegacyManagedTensor is a compile error: see
 // tests/compile_fail/legacy_const_export.cpp.
 
+
+TEST(SmartPointerExports, OneObjectExportsAtMostOneElement) {
+  // A shared_ptr<T>/unique_ptr<T> owns one element: a larger shape would read past it.
+  auto one = std::make_shared<float>(1.0f);
+  auto r = dlpackpp::try_from_shared_ptr(one, {1000});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), Errc::invalid_argument);
+  EXPECT_EQ(one.use_count(), 1);  // not consumed on failure
+  EXPECT_EQ(dlpackpp::from_shared_ptr(one, {}).numel(), 1);
+  EXPECT_EQ(dlpackpp::from_shared_ptr(one, {1, 1}).numel(), 1);
+  auto unique = std::make_unique<std::int32_t>(7);
+  EXPECT_EQ(dlpackpp::try_from_unique_ptr(std::move(unique), {2}).error().code(),
+            Errc::invalid_argument);
+}
+
+TEST(SmartPointerExports, CountedArrayFormsCheckTheShape) {
+  std::shared_ptr<float[]> shared(new float[6]());
+  auto too_big = dlpackpp::try_from_shared_ptr(shared, 6, {2, 4});
+  ASSERT_FALSE(too_big);
+  EXPECT_EQ(too_big.error().code(), Errc::invalid_argument);
+  const auto t = dlpackpp::from_shared_ptr(shared, 6, {2, 3});
+  EXPECT_EQ(t.numel(), 6);
+  auto r = dlpackpp::try_from_unique_ptr(std::unique_ptr<double[]>(new double[4]()), 3, {4});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), Errc::invalid_argument);
+  const auto u = dlpackpp::from_unique_ptr(std::unique_ptr<double[]>(new double[4]()), 4, {2, 2});
+  EXPECT_EQ((u.view().accessor<const double, 2>()(1, 1)), 0.0);
+}
+
 }  // namespace

@@ -261,11 +261,27 @@ TEST(TensorAccessorDeathTest, BoundsCheckStopsOutOfRangeIndices) {
   const Ints shape{2, 3};
   const TensorView v(storage.data(), DataType::float32(), shape);
   const TensorAccessor<float, 2> acc = v.accessor<float, 2>();
-  EXPECT_DEATH(static_cast<void>(acc(2, 0)), "TensorAccessor index out of range");
-  EXPECT_DEATH(static_cast<void>(acc(0, -1)), "TensorAccessor index out of range");
-  EXPECT_DEATH(static_cast<void>(acc[1][3]), "TensorAccessor index out of range");
-  EXPECT_DEATH(static_cast<void>(acc[-1]), "TensorAccessor index out of range");
+  // Each report names the index, the extent and the dimension.
+  EXPECT_DEATH(static_cast<void>(acc(2, 0)), "index 2 out of range \\[0, 2\\) in dimension 0");
+  EXPECT_DEATH(static_cast<void>(acc(0, -1)), "index -1 out of range \\[0, 3\\) in dimension 1");
+  EXPECT_DEATH(static_cast<void>(acc[1][3]), "index 3 out of range \\[0, 3\\) in dimension 1");
+  EXPECT_DEATH(static_cast<void>(acc[-1]), "index -1 out of range \\[0, 2\\) in dimension 0");
   EXPECT_EQ(&acc(1, 2), &acc[1][2]);
+}
+
+TEST(TensorAccessor, RowSliceKeptFromATemporaryAccessorStaysValid) {
+  // The slice carries its own sizes and strides: keeping it past the accessor that made it
+  // is safe (ASan would report a stack-use-after-scope otherwise).
+  std::vector<float> storage(6);
+  std::iota(storage.begin(), storage.end(), 0.0f);
+  const Ints shape{2, 3};
+  const TensorView v(storage.data(), DataType::float32(), shape);
+  auto row = v.accessor<const float, 2>()[1];
+  auto plane = v.accessor<const float, 2>()[0];
+  EXPECT_EQ(row.size(0), 3);
+  EXPECT_EQ(row.stride(0), 1);
+  EXPECT_EQ(row[2], 5.0f);
+  EXPECT_EQ(plane[1], 1.0f);
 }
 
 TEST(TensorAccessor, DefaultIsEmpty) {

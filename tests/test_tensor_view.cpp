@@ -715,4 +715,115 @@ TEST(TensorView, RawPartsOutliveTheirBracedLists) {
   EXPECT_TRUE(big_copy.is_contiguous());
 }
 
+
+// ---- Lifetimes: what a temporary view hands out never dangles (ASan would report it). ----
+
+TEST(TensorViewLifetimes, TemporaryViewsHandOutValues) {
+  std::vector<float> storage(12);
+  Ints shape{3, 4};
+  const DLTensor t = make_tensor(storage.data(), DataType::float32(), shape, nullptr);
+  // NULL strides: the compact ones live inside the view, so a temporary's come by value.
+  const auto strides = TensorView(t).strides();
+  EXPECT_EQ(strides, (IntSpan{4, 1}));
+  const auto kept_shape = TensorView(storage.data(), DataType::float32(), {3, 4}).shape();
+  EXPECT_EQ(kept_shape, (IntSpan{3, 4}));
+  // In-expression uses keep working.
+  EXPECT_EQ(TensorView(t).strides()[0], 4);
+  std::int64_t sum = 0;
+  for (auto s : TensorView(t).strides()) sum += s;
+  EXPECT_EQ(sum, 5);
+  // require_* on a temporary returns the view by value, so a kept reference is safe.
+  const auto& v = TensorView(t).require_dtype<float>().require_ndim(2);
+  EXPECT_EQ(v.strides(), (IntSpan{4, 1}));
+  EXPECT_EQ(v.numel(), 12);
+}
+
+// ---- Read-only: no mutable path to a READ_ONLY view's elements. ----
+
+TEST(TensorViewReadOnly, UntypedDataIsCheckedAndConstDataIsNot) {
+  std::vector<float> storage(4);
+  Ints shape{4};
+  const DLTensor t = make_tensor(storage.data(), DataType::float32(), shape, nullptr);
+  ValidateOptions read_only;
+  read_only.flags = flag::read_only;
+  const TensorView locked(t, read_only);
+  expect_error([&] { static_cast<void>(locked.data()); }, Errc::read_only, "READ_ONLY");
+  EXPECT_EQ(locked.const_data(), storage.data());
+  EXPECT_EQ(locked.data<const float>(), storage.data());
+  const TensorView open(t);
+  EXPECT_EQ(open.data(), storage.data());
+}
+
+// ---- Typed access never hands out a misaligned pointer. ----
+
+TEST(TensorViewAlignment, TypedAccessChecksAlignofT) {
+  alignas(8) unsigned char bytes[64] = {};
+  Ints shape{4};
+  for (std::uint64_t offset : {1u, 2u, 3u, 5u}) {
+    SCOPED_TRACE(offset);
+    const DLTensor t = make_tensor(bytes, DataType::float32(), shape, nullptr, offset);
+    const TensorView v(t);  // the view itself is fine: DLPack does not promise alignment
+    EXPECT_EQ(v.const_data(), bytes + offset);
+    expect_error([&] { static_cast<void>(v.data<const float>()); }, Errc::misaligned,
+                 "not aligned to 4 bytes");
+    expect_error([&] { static_cast<void>(v.accessor<const float, 1>()); }, Errc::misaligned);
+    auto r = v.try_data<float>();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), Errc::misaligned);
+  }
+  const DLTensor aligned = make_tensor(bytes, DataType::float32(), shape, nullptr, 4);
+  EXPECT_EQ(TensorView(aligned).data<const float>(), reinterpret_cast<const float*>(bytes + 4));
+  // Byte-sized elements are always aligned.
+  const DLTensor u8 = make_tensor(bytes, DataType::uint8(), shape, nullptr, 3);
+  EXPECT_EQ(TensorView(u8).data<const std::uint8_t>(), bytes + 3);
+}
+
+// ---- Bool: typed access reads bytes, defined for every value a producer may store. ----
+
+TEST(TensorViewBool, BoolByteReadsAnyByte) {
+  std::uint8_t bytes[4] = {0, 1, 2, 255};
+  Ints shape{4};
+  const DLTensor t = make_tensor(bytes, DataType::bool_(), shape, nullptr);
+  const auto a = TensorView(t).accessor<const dlpackpp::BoolByte, 1>();
+  EXPECT_FALSE(static_cast<bool>(a(0)));
+  EXPECT_TRUE(static_cast<bool>(a(1)));
+  EXPECT_TRUE(static_cast<bool>(a(2)));
+  EXPECT_TRUE(static_cast<bool>(a(3)));
+  EXPECT_EQ(a(3).byte, 255);
+  dlpackpp::BoolByte* w = TensorView(t).data<dlpackpp::BoolByte>();
+  w[3] = false;
+  EXPECT_EQ(bytes[3], 0);
+}
+
+// ---- Every check has a non-throwing twin with the same code. ----
+
+TEST(TensorViewTwins, TryFormsReportWhatTheThrowingFormsThrow) {
+  std::vector<float> storage(6);
+  Ints shape{2, 3};
+  Ints strides{1, 2};
+  const DLTensor t = make_tensor(storage.data(), DataType::float32(), shape, &strides);
+  ValidateOptions ro;
+  ro.flags = flag::read_only;
+  const TensorView v(t, ro);
+  EXPECT_EQ(v.try_require_dtype<double>().error().code(), Errc::dtype_mismatch);
+  EXPECT_EQ(v.try_require_dtype(DataType::int8()).error().code(), Errc::dtype_mismatch);
+  EXPECT_EQ(v.try_require_ndim(3).error().code(), Errc::rank_mismatch);
+  EXPECT_EQ(v.try_require_shape({2, 4}).error().code(), Errc::shape_mismatch);
+  EXPECT_EQ(v.try_require_shape({2}).error().code(), Errc::rank_mismatch);
+  EXPECT_EQ(v.try_require_device(Device::cuda(0)).error().code(), Errc::device_mismatch);
+  EXPECT_EQ(v.try_require_contiguous().error().code(), Errc::not_contiguous);
+  EXPECT_EQ(v.try_require_writable().error().code(), Errc::read_only);
+  EXPECT_EQ((v.try_accessor<float, 2>().error().code()), Errc::read_only);
+  EXPECT_EQ((v.try_accessor<const float, 3>().error().code()), Errc::rank_mismatch);
+  EXPECT_EQ(v.try_data<const double>().error().code(), Errc::dtype_mismatch);
+  EXPECT_EQ(v.try_shape(2).error().code(), Errc::out_of_range);
+  EXPECT_EQ(v.try_stride(-3).error().code(), Errc::out_of_range);
+  EXPECT_EQ(*v.try_shape(-1), 3);
+  EXPECT_EQ(*v.try_stride(1), 2);
+  ASSERT_TRUE(v.try_require_dtype<float>());
+  EXPECT_EQ(v.try_require_shape({-1, 3})->numel(), 6);
+  EXPECT_EQ((*v.try_accessor<const float, 2>()).stride(1), 2);
+  EXPECT_EQ(*v.try_data<const float>(), storage.data());
+}
+
 }  // namespace

@@ -31,7 +31,13 @@ else()
                       "'// expect-ok', not '${_first_line}'")
 endif()
 
-separate_arguments(_flags UNIX_COMMAND "${FLAGS}")
+# An optional second line `// flags: ...` adds compiler flags for this case (e.g. -Werror).
+string(REGEX MATCH "^[^\r\n]*[\r\n]+([^\r\n]*)" _unused "${_head}")
+set(_case_flags "")
+if(CMAKE_MATCH_1 MATCHES "^// flags: (.+)$")
+  set(_case_flags "${CMAKE_MATCH_1}")
+endif()
+separate_arguments(_flags UNIX_COMMAND "${FLAGS} ${_case_flags}")
 # ASCII quotes in diagnostics, whatever the user's locale, so regexes can spell them as '.
 set(ENV{LC_ALL} C)
 execute_process(

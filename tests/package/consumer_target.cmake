@@ -13,3 +13,16 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(consumer PRIVATE -Wall -Wextra -Wpedantic -Werror)
 endif()
 add_test(NAME consumer COMMAND consumer)
+
+# The README's quick start itself, through the same route (it needs DLPack >= 1.0, which the
+# bundled header gives even where an older dlpack.h is installed).
+if(NOT DLPACKPP_USE_SYSTEM_DLPACK)
+  add_executable(quick_start "${CMAKE_CURRENT_LIST_DIR}/../../examples/quick_start.cpp")
+  target_link_libraries(quick_start PRIVATE dlpackpp::dlpackpp)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(quick_start PRIVATE -Wall -Wextra -Wpedantic -Werror)
+  endif()
+  add_test(NAME quick_start COMMAND quick_start)
+  set_tests_properties(quick_start PROPERTIES
+    PASS_REGULAR_EXPRESSION "float32\\[2, 3\\] strides \\[3, 1\\] cpu")
+endif()
