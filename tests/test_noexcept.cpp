@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 static_assert(DLPACKPP_USE_EXCEPTIONS == 0, "this file must be compiled with -fno-exceptions");
 
@@ -105,6 +107,48 @@ TEST(NoExceptionsDeath, NullRestoresTheDefaultHandler) {
 TEST(NoExceptionsDeath, ResultValueOnAnErrorGoesToTheHandler) {
   const dlpackpp::Result<void> failed = dlpackpp::Error(Errc::null_data, "data is NULL");
   EXPECT_EXIT(failed.value(), testing::KilledBySignal(SIGABRT), "dlpackpp: data is NULL");
+}
+
+
+// The whole consumer and producer API through its non-throwing twins, without exceptions.
+TEST(NoExceptions, EveryEntryPointHasAResultTwin) {
+  auto exported = dlpackpp::try_from_vector(std::vector<float>(6, 1.0f), {2, 3});
+  ASSERT_TRUE(exported.has_value());
+  auto adopted = dlpackpp::ManagedTensor::try_adopt(std::move(*exported).release());
+  ASSERT_TRUE(adopted.has_value());
+  const dlpackpp::TensorView v = adopted->view();
+  EXPECT_TRUE(v.try_require_dtype<float>().has_value());
+  EXPECT_EQ(v.try_require_dtype<double>().error().code(), Errc::dtype_mismatch);
+  EXPECT_EQ(v.try_require_ndim(1).error().code(), Errc::rank_mismatch);
+  EXPECT_EQ(v.try_require_shape({2, 4}).error().code(), Errc::shape_mismatch);
+  EXPECT_EQ(v.try_require_device(Device::cuda(0)).error().code(), Errc::device_mismatch);
+  EXPECT_TRUE(v.try_require_contiguous().has_value());
+  EXPECT_TRUE(v.try_require_writable().has_value());
+  EXPECT_EQ((v.try_accessor<const float, 3>().error().code()), Errc::rank_mismatch);
+  EXPECT_EQ((*v.try_accessor<const float, 2>())(1, 2), 1.0f);
+  EXPECT_EQ(v.try_data<std::int32_t>().error().code(), Errc::dtype_mismatch);
+  EXPECT_EQ(v.try_shape(5).error().code(), Errc::out_of_range);
+  EXPECT_EQ(*v.try_stride(0), 3);
+  std::vector<float> raw(4);
+  EXPECT_EQ(dlpackpp::TensorView::try_from(raw.data(), DataType::float32(), {-1}).error().code(),
+            Errc::negative_shape);
+  auto legacy = dlpackpp::try_to_legacy(std::move(*adopted));
+  ASSERT_TRUE(legacy.has_value());
+  auto back = dlpackpp::try_to_versioned(std::move(*legacy), dlpackpp::flag::read_only);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->view().try_require_writable().error().code(), Errc::read_only);
+  EXPECT_EQ(dlpackpp::try_allocate(DataType::float32(), {2}, Device::cuda(0)).error().code(),
+            Errc::unsupported_device);
+  EXPECT_EQ(dlpackpp::ManagedTensor::try_adopt(nullptr).error().code(), Errc::null_pointer);
+}
+
+TEST(NoExceptionsDeath, ThrowingViewChecksGoToTheHandler) {
+  std::vector<float> raw(4);
+  const dlpackpp::TensorView v(raw.data(), DataType::float32(), {4});
+  EXPECT_EXIT(static_cast<void>(v.require_ndim(2)), testing::KilledBySignal(SIGABRT),
+              "dlpackpp: ndim is 1, required 2");
+  EXPECT_EXIT(static_cast<void>(v.data<double>()), testing::KilledBySignal(SIGABRT),
+              "dlpackpp: dtype is float32, accessed as float64");
 }
 
 }  // namespace
