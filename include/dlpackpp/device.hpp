@@ -207,7 +207,7 @@ class Device {
 
   /// Same type code and ordinal.
   friend constexpr bool operator==(const Device& a, const Device& b) noexcept {
-    return a.type_ == b.type_ && a.id_ == b.id_;
+    return a.packed() == b.packed();  // one 64-bit compare on the consumer's hot path
   }
   /// Different type code or ordinal.
   friend constexpr bool operator!=(const Device& a, const Device& b) noexcept { return !(a == b); }
@@ -222,6 +222,11 @@ class Device {
  private:
   // Stored as plain integers: a pre-1.0 DLDeviceType has no fixed underlying type, so values
   // it does not enumerate cannot safely live in the enum during constant evaluation.
+  constexpr std::uint64_t packed() const noexcept {
+    return std::uint64_t{static_cast<std::uint32_t>(type_)} |
+           std::uint64_t{static_cast<std::uint32_t>(id_)} << 32;
+  }
+
   std::int32_t type_ = device_code::cpu;
   std::int32_t id_ = 0;
 };

@@ -269,7 +269,7 @@ class DataType {
 
   /// Same code, bits and lanes.
   friend constexpr bool operator==(const DataType& a, const DataType& b) noexcept {
-    return a.code_ == b.code_ && a.bits_ == b.bits_ && a.lanes_ == b.lanes_;
+    return a.packed() == b.packed();  // one 32-bit compare on the consumer's hot path
   }
   /// Different code, bits or lanes.
   friend constexpr bool operator!=(const DataType& a, const DataType& b) noexcept {
@@ -310,6 +310,10 @@ class DataType {
       }
     }
     return false;
+  }
+
+  constexpr std::uint32_t packed() const noexcept {
+    return std::uint32_t{code_} | std::uint32_t{bits_} << 8 | std::uint32_t{lanes_} << 16;
   }
 
   std::uint8_t code_ = dtype_code::float_;

@@ -87,24 +87,14 @@ class BasicManagedTensor {
   /// from the header's is released without reading past `flags` (Errc::version_mismatch);
   /// a newer minor is accepted. A malformed tensor is released and its validation error
   /// returned. NULL is Errc::null_pointer. Never throws a validation error.
-  static Result<BasicManagedTensor> try_adopt(DLManaged* p, ValidateOptions options = {}) {
-    if (DLPACKPP_UNLIKELY(p == nullptr)) return null_error();
-    BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
-    if constexpr (is_versioned) {
-      // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
-      if (DLPACKPP_UNLIKELY(p->version.major != DLPACKPP_DLPACK_MAJOR)) {
-        return version_error(std::move(owned));
-      }
-      options.flags = p->flags;
-    }
-    detail::TensorFacts facts;
-    Result<void> ok = detail::inspect(p->dl_tensor, options, facts);
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    return Result<BasicManagedTensor>(std::move(owned));
+  static Result<BasicManagedTensor> try_adopt(DLManaged* p, const ValidateOptions& options = {}) {
+    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options);
+    return Result<BasicManagedTensor>(adopt_unchecked(p));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
   static BasicManagedTensor adopt(DLManaged* p, const ValidateOptions& options = {}) {
-    return try_adopt(p, options).value();
+    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options).value();
+    return adopt_unchecked(p);
   }
   /// Takes ownership of `p` without any check, for producers the caller trusts.
   static BasicManagedTensor adopt_unchecked(DLManaged* p) noexcept {
@@ -175,6 +165,32 @@ class BasicManagedTensor {
   template <class T>
   T* data() const&& = delete;
 
+  /// Typed, rank-N access straight from the owned tensor, skipping the view: the fast path
+  /// for consumers that know T and N at compile time (the rank loop unrolls). Checks exactly
+  /// what TensorView::accessor<T, N>() checks, with the same errors.
+  template <class T, int N>
+  Result<TensorAccessor<T, N>> try_accessor() const& DLPACKPP_LIFETIMEBOUND {
+    const DLTensor& t = tensor();
+    void* first = detail::first_element(t);
+    Result<void> ok = detail::accessor_problem<T, N>(t.dtype, flags(), static_cast<int>(t.ndim), first);
+    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+    if (t.strides != nullptr) return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, t.strides);
+    std::int64_t compact[N > 0 ? N : 1];
+    detail::write_compact_strides(t.shape, N, compact);
+    return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, compact);
+  }
+  /// Deleted: the accessor would outlive the temporary's tensor.
+  template <class T, int N>
+  Result<TensorAccessor<T, N>> try_accessor() const&& = delete;
+  /// As try_accessor(), throwing on failure.
+  template <class T, int N>
+  TensorAccessor<T, N> accessor() const& DLPACKPP_LIFETIMEBOUND {
+    return try_accessor<T, N>().value();
+  }
+  /// Deleted: the accessor would outlive the temporary's tensor.
+  template <class T, int N>
+  TensorAccessor<T, N> accessor() const&& = delete;
+
 #if DLPACKPP_HAS_VERSIONED
   /// The producer's DLPack version ({0, 0} for a legacy tensor, which carries none).
   DLPackVersion version() const noexcept {
@@ -207,8 +223,35 @@ class BasicManagedTensor {
   }
   const DLTensor& tensor() const noexcept { return checked()->dl_tensor; }
 
-  DLPACKPP_COLD static Error null_error() {
-    return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
+  // The common case inline and message-free: a tensor of this major that the one-pass check
+  // accepts. Everything else, valid or not, takes adopt_slowly().
+  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options) noexcept {
+    if (p == nullptr) return false;
+    detail::TensorFacts facts;
+    if constexpr (is_versioned) {
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
+      ValidateOptions with_flags = options;
+      with_flags.flags = p->flags;
+      return detail::quick_accept(p->dl_tensor, with_flags, facts);
+    } else {
+      return detail::quick_accept(p->dl_tensor, options, facts);
+    }
+  }
+
+  // The whole catalogue, reporting the first problem; releases a refused tensor.
+  DLPACKPP_COLD static Result<BasicManagedTensor> adopt_slowly(DLManaged* p,
+                                                               ValidateOptions options) {
+    if (p == nullptr) return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
+    BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
+    if constexpr (is_versioned) {
+      // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return version_error(std::move(owned));
+      options.flags = p->flags;
+    }
+    detail::TensorFacts facts;
+    Result<void> ok = detail::diagnose(p->dl_tensor, options, facts);
+    if (!ok) return ok.error();
+    return Result<BasicManagedTensor>(std::move(owned));
   }
   // Releases the tensor before building the message: only the version was read.
   DLPACKPP_COLD static Error version_error(BasicManagedTensor owned) {

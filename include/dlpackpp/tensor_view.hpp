@@ -71,10 +71,8 @@ class TensorView {
   /// DLPACKPP_VIEW_INLINE_NDIM dimensions.
   static TensorView unchecked(const DLTensor& tensor, std::uint64_t flags = 0) {
     detail::TensorFacts facts;
-    facts.numel = detail::numel_unchecked(tensor.shape, static_cast<int>(tensor.ndim));
-    facts.contiguous = tensor.strides == nullptr ||
-                       detail::dense_in_order(tensor.shape, tensor.strides,
-                                              static_cast<int>(tensor.ndim), false);
+    detail::count_and_density(tensor.shape, tensor.strides, static_cast<int>(tensor.ndim),
+                              facts.numel, facts.contiguous);
     return TensorView(tensor, flags, facts);
   }
 
@@ -205,12 +203,8 @@ class TensorView {
   /// Non-throwing accessor<T, N>().
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const {
-    Result<void> ok = element_problem<T>();
+    Result<void> ok = detail::accessor_problem<T, N>(dtype_, flags_, ndim_, first());
     if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    if (DLPACKPP_UNLIKELY(ndim_ != N)) return detail::rank_error(ndim_, N, "accessor rank is ");
-    if (DLPACKPP_UNLIKELY(dtype_.is_subbyte() && !is_subbyte_padded())) {
-      return detail::packed_error(dtype_);
-    }
     return TensorAccessor<T, N>(static_cast<T*>(first()), shape_data(), strides_data());
   }
 
@@ -235,7 +229,8 @@ class TensorView {
   friend class BasicManagedTensor;
 
   TensorView(const DLTensor& t, std::uint64_t flags, const detail::TensorFacts& facts)
-      : data_(t.data), byte_offset_(t.byte_offset), flags_(flags), numel_(facts.numel),
+      : data_(t.data),
+        byte_offset_(t.byte_offset), flags_(flags), numel_(facts.numel),
         ndim_(static_cast<int>(t.ndim)), dtype_(t.dtype), device_(t.device),
         contiguous_(facts.contiguous) {
     arrays_.borrow(t.shape, t.strides, ndim_);
@@ -294,18 +289,7 @@ class TensorView {
   }
   template <class T>
   Result<void> element_problem() const {
-    static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
-                  "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
-                  "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
-                  "tensors as dlpackpp::BoolByte");
-    constexpr DataType wanted = dtype_of<T>;
-    if (DLPACKPP_UNLIKELY(dtype_ != wanted)) return detail::dtype_error(dtype_, wanted, "accessed as ");
-    if (!std::is_const<T>::value && DLPACKPP_UNLIKELY(read_only())) return detail::read_only_error();
-    const auto address = reinterpret_cast<std::uintptr_t>(first());
-    if (DLPACKPP_UNLIKELY((address & (alignof(T) - 1)) != 0)) {
-      return detail::misaligned_error(address, alignof(T), wanted);
-    }
-    return {};
+    return detail::element_problem<T>(dtype_, flags_, first());
   }
 
   void* data_;

@@ -259,61 +259,55 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
 }
 
 /// The common case in one pass and without a message in sight: a non-empty tensor of a
-/// byte-sized type, not padded. Computes element count, reach and row-major density together.
-/// Declines (false) anything else, valid or not, and diagnose() decides; it never accepts
-/// what diagnose() would refuse.
+/// whole-byte type, non-negative strides (or NULL), not padded. Computes element count, reach
+/// and row-major density together. Declines (false) anything else, valid or not, and
+/// diagnose() decides; it never accepts what diagnose() would refuse.
 DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
                                         TensorFacts& facts) noexcept {
   const auto ndim = static_cast<std::int32_t>(t.ndim);
   const std::int64_t* shape = t.shape;
   const std::int64_t* strides = t.strides;
-  if (ndim < 0 || (ndim > 0 && shape == nullptr)) return false;
   const DataType dtype(t.dtype);
   const Device device(t.device);
-  if ((dtype.bits() & 7) != 0 || !dtype.is_valid() || !device.is_known() || device.id() < 0) {
+  if (ndim < 0 || (ndim > 0 && shape == nullptr) || (dtype.bits() & 7) != 0 ||
+      !dtype.is_valid() || !device.is_known() || device.id() < 0 ||
+      (options.flags & flag::is_subbyte_type_padded) != 0) {
     return false;
   }
-  if (options.flags & flag::is_subbyte_type_padded) return false;
   std::int64_t numel = 1;
-  std::int64_t low = 0;
-  std::int64_t high = 0;
+  std::int64_t last = 0;  // offset of the farthest element, in elements
   bool contiguous = true;
   if (strides == nullptr) {
     if (options.require_strides && ndim > 0) return false;
     for (std::int32_t d = 0; d < ndim; ++d) {
       if (shape[d] <= 0 || mul_overflows(numel, shape[d], numel)) return false;
     }
-    high = numel - 1;
+    last = numel - 1;
   } else {
     for (std::int32_t d = ndim - 1; d >= 0; --d) {
       const std::int64_t extent = shape[d];
       const std::int64_t stride = strides[d];
       std::int64_t reach = 0;
-      if (extent <= 0 || mul_overflows(stride, extent - 1, reach) ||
-          add_overflows(reach > 0 ? high : low, reach, reach > 0 ? high : low)) {
+      if (extent <= 0 || stride < 0 || mul_overflows(stride, extent - 1, reach) ||
+          add_overflows(last, reach, last)) {
         return false;
       }
-      // Walking inwards out, the row-major stride of `d` is the count so far.
-      if (extent != 1 && stride != numel) contiguous = false;
+      // Walking inside out, the row-major stride of `d` is the count so far.
+      contiguous = contiguous && (extent == 1 || stride == numel);
       if (mul_overflows(numel, extent, numel)) return false;
     }
   }
   // Whole bytes per lane here (sub-byte and odd widths were declined above).
   const std::int64_t element_bytes =
       static_cast<std::int64_t>(dtype.bits() / 8) * static_cast<std::int64_t>(dtype.lanes());
-  std::int64_t nbytes = 0;
-  std::int64_t below = 0;
-  std::int64_t above = 0;
-  if (t.data == nullptr || mul_overflows(numel, element_bytes, nbytes) || low == INT64_MIN ||
-      high == INT64_MAX || mul_overflows(-low, element_bytes, below) ||
-      mul_overflows(high + 1, element_bytes, above)) {
-    return false;
-  }
   const auto base = reinterpret_cast<std::uintptr_t>(t.data);
-  if (t.byte_offset > UINTPTR_MAX - base) return false;
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
-  if (static_cast<std::uint64_t>(below) > first ||
-      static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
+  std::int64_t nbytes = 0;
+  std::int64_t span = 0;
+  if (t.data == nullptr || t.byte_offset > UINTPTR_MAX - base ||
+      mul_overflows(numel, element_bytes, nbytes) || last == INT64_MAX ||
+      mul_overflows(last + 1, element_bytes, span) ||
+      static_cast<std::uint64_t>(span) > UINTPTR_MAX - first) {
     return false;
   }
   const std::size_t alignment = options.alignment;

@@ -39,6 +39,26 @@ constexpr std::int64_t numel_unchecked(const std::int64_t* shape, int ndim) noex
   return static_cast<std::int64_t>(numel);
 }
 
+/// Element count and row-major density of a tensor nobody checked, in one pass from the
+/// innermost dimension out (the row-major stride of a dimension is the count inside it). As
+/// numel_unchecked(), wrapping arithmetic keeps untrusted input free of undefined behaviour.
+inline void count_and_density(const std::int64_t* shape, const std::int64_t* strides, int ndim,
+                              std::int64_t& numel, bool& contiguous) noexcept {
+  std::uint64_t count = 1;
+  bool dense = true;
+  if (strides == nullptr) {
+    for (int d = 0; d < ndim; ++d) count *= static_cast<std::uint64_t>(shape[d]);
+  } else {
+    for (int d = ndim - 1; d >= 0; --d) {
+      const auto extent = static_cast<std::uint64_t>(shape[d]);
+      if (extent != 1 && static_cast<std::uint64_t>(strides[d]) != count) dense = false;
+      count *= extent;
+    }
+  }
+  numel = static_cast<std::int64_t>(count);
+  contiguous = dense || count == 0;
+}
+
 /// Dense in row-major (or, with `fortran`, column-major) order: each stride is the product of
 /// the extents inside it. Size-1 dimensions (any stride) and empty tensors never spoil it.
 constexpr bool dense_in_order(const std::int64_t* shape, const std::int64_t* strides, int ndim,
