@@ -377,6 +377,26 @@ TYPED_TEST(Ownership, ShortcutsReportTheProducersTensor) {
   expect_errc(Errc::dtype_mismatch, [&] { static_cast<void>(t.template data<float>()); });
 }
 
+TYPED_TEST(Ownership, TypedAccessorMatchesTheViewsAccessor) {
+  // ManagedTensor::accessor<T, N>() skips the view; it must agree with it, strides derived
+  // for NULL and given ones alike, and refuse exactly what the view's accessor refuses.
+  for (const std::vector<std::int64_t>& strides : {std::vector<std::int64_t>{}, {1, 2}}) {
+    Layout layout;
+    layout.strides = strides;
+    TypeParam t = TypeParam::adopt(this->make(layout));
+    const auto direct = t.template accessor<const float, 2>();
+    const auto through_view = t.view().template accessor<const float, 2>();
+    EXPECT_EQ(direct.data(), through_view.data());
+    for (int d = 0; d < 2; ++d) {
+      EXPECT_EQ(direct.size(d), through_view.size(d));
+      EXPECT_EQ(direct.stride(d), through_view.stride(d));
+    }
+    EXPECT_EQ((t.template try_accessor<const float, 3>().error().code()), Errc::rank_mismatch);
+    EXPECT_EQ((t.template try_accessor<const double, 2>().error().code()), Errc::dtype_mismatch);
+    expect_errc(Errc::rank_mismatch, [&] { static_cast<void>(t.template accessor<float, 1>()); });
+  }
+}
+
 TYPED_TEST(Ownership, NullStridesAreReportedCompact) {
   // Ten dimensions is past the views' inline storage: the derived strides then live on the
   // heap and must stay valid for as long as the returned Strides object.
@@ -475,6 +495,8 @@ TEST_F(VersionedFlags, ReadOnlyRefusesEveryMutablePathAndAllowsConstOnes) {
   EXPECT_EQ(t.view().const_data(), t.const_data());
   const auto read = t.view().accessor<const float, 2>();
   EXPECT_EQ(read.data(), t.const_data());
+  expect_errc(Errc::read_only, [&] { static_cast<void>(t.accessor<float, 2>()); });
+  EXPECT_EQ((t.accessor<const float, 2>().data()), t.const_data());
   EXPECT_EQ(read(1, 2), 0.0f);
 }
 

@@ -175,7 +175,7 @@ class BasicManagedTensor {
     Result<void> ok = detail::accessor_problem<T, N>(t.dtype, flags(), static_cast<int>(t.ndim), first);
     if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
     if (t.strides != nullptr) return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, t.strides);
-    std::int64_t compact[N > 0 ? N : 1];
+    std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
     detail::write_compact_strides(t.shape, N, compact);
     return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, compact);
   }

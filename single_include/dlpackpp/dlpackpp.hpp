@@ -1222,7 +1222,7 @@ class Device {
 
   /// Same type code and ordinal.
   friend constexpr bool operator==(const Device& a, const Device& b) noexcept {
-    return a.type_ == b.type_ && a.id_ == b.id_;
+    return a.packed() == b.packed();  // one 64-bit compare on the consumer's hot path
   }
   /// Different type code or ordinal.
   friend constexpr bool operator!=(const Device& a, const Device& b) noexcept { return !(a == b); }
@@ -1237,6 +1237,11 @@ class Device {
  private:
   // Stored as plain integers: a pre-1.0 DLDeviceType has no fixed underlying type, so values
   // it does not enumerate cannot safely live in the enum during constant evaluation.
+  constexpr std::uint64_t packed() const noexcept {
+    return std::uint64_t{static_cast<std::uint32_t>(type_)} |
+           std::uint64_t{static_cast<std::uint32_t>(id_)} << 32;
+  }
+
   std::int32_t type_ = device_code::cpu;
   std::int32_t id_ = 0;
 };
@@ -1562,7 +1567,7 @@ class DataType {
 
   /// Same code, bits and lanes.
   friend constexpr bool operator==(const DataType& a, const DataType& b) noexcept {
-    return a.code_ == b.code_ && a.bits_ == b.bits_ && a.lanes_ == b.lanes_;
+    return a.packed() == b.packed();  // one 32-bit compare on the consumer's hot path
   }
   /// Different code, bits or lanes.
   friend constexpr bool operator!=(const DataType& a, const DataType& b) noexcept {
@@ -1603,6 +1608,10 @@ class DataType {
       }
     }
     return false;
+  }
+
+  constexpr std::uint32_t packed() const noexcept {
+    return std::uint32_t{code_} | std::uint32_t{bits_} << 8 | std::uint32_t{lanes_} << 16;
   }
 
   std::uint8_t code_ = dtype_code::float_;
@@ -1939,6 +1948,26 @@ constexpr std::int64_t numel_unchecked(const std::int64_t* shape, int ndim) noex
   return static_cast<std::int64_t>(numel);
 }
 
+/// Element count and row-major density of a tensor nobody checked, in one pass from the
+/// innermost dimension out (the row-major stride of a dimension is the count inside it). As
+/// numel_unchecked(), wrapping arithmetic keeps untrusted input free of undefined behaviour.
+inline void count_and_density(const std::int64_t* shape, const std::int64_t* strides, int ndim,
+                              std::int64_t& numel, bool& contiguous) noexcept {
+  std::uint64_t count = 1;
+  bool dense = true;
+  if (strides == nullptr) {
+    for (int d = 0; d < ndim; ++d) count *= static_cast<std::uint64_t>(shape[d]);
+  } else {
+    for (int d = ndim - 1; d >= 0; --d) {
+      const auto extent = static_cast<std::uint64_t>(shape[d]);
+      if (extent != 1 && static_cast<std::uint64_t>(strides[d]) != count) dense = false;
+      count *= extent;
+    }
+  }
+  numel = static_cast<std::int64_t>(count);
+  contiguous = dense || count == 0;
+}
+
 /// Dense in row-major (or, with `fortran`, column-major) order: each stride is the product of
 /// the extents inside it. Size-1 dimensions (any stride) and empty tensors never spoil it.
 constexpr bool dense_in_order(const std::int64_t* shape, const std::int64_t* strides, int ndim,
@@ -2211,61 +2240,55 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
 }
 
 /// The common case in one pass and without a message in sight: a non-empty tensor of a
-/// byte-sized type, not padded. Computes element count, reach and row-major density together.
-/// Declines (false) anything else, valid or not, and diagnose() decides; it never accepts
-/// what diagnose() would refuse.
+/// whole-byte type, non-negative strides (or NULL), not padded. Computes element count, reach
+/// and row-major density together. Declines (false) anything else, valid or not, and
+/// diagnose() decides; it never accepts what diagnose() would refuse.
 DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
                                         TensorFacts& facts) noexcept {
   const auto ndim = static_cast<std::int32_t>(t.ndim);
   const std::int64_t* shape = t.shape;
   const std::int64_t* strides = t.strides;
-  if (ndim < 0 || (ndim > 0 && shape == nullptr)) return false;
   const DataType dtype(t.dtype);
   const Device device(t.device);
-  if ((dtype.bits() & 7) != 0 || !dtype.is_valid() || !device.is_known() || device.id() < 0) {
+  if (ndim < 0 || (ndim > 0 && shape == nullptr) || (dtype.bits() & 7) != 0 ||
+      !dtype.is_valid() || !device.is_known() || device.id() < 0 ||
+      (options.flags & flag::is_subbyte_type_padded) != 0) {
     return false;
   }
-  if (options.flags & flag::is_subbyte_type_padded) return false;
   std::int64_t numel = 1;
-  std::int64_t low = 0;
-  std::int64_t high = 0;
+  std::int64_t last = 0;  // offset of the farthest element, in elements
   bool contiguous = true;
   if (strides == nullptr) {
     if (options.require_strides && ndim > 0) return false;
     for (std::int32_t d = 0; d < ndim; ++d) {
       if (shape[d] <= 0 || mul_overflows(numel, shape[d], numel)) return false;
     }
-    high = numel - 1;
+    last = numel - 1;
   } else {
     for (std::int32_t d = ndim - 1; d >= 0; --d) {
       const std::int64_t extent = shape[d];
       const std::int64_t stride = strides[d];
       std::int64_t reach = 0;
-      if (extent <= 0 || mul_overflows(stride, extent - 1, reach) ||
-          add_overflows(reach > 0 ? high : low, reach, reach > 0 ? high : low)) {
+      if (extent <= 0 || stride < 0 || mul_overflows(stride, extent - 1, reach) ||
+          add_overflows(last, reach, last)) {
         return false;
       }
-      // Walking inwards out, the row-major stride of `d` is the count so far.
-      if (extent != 1 && stride != numel) contiguous = false;
+      // Walking inside out, the row-major stride of `d` is the count so far.
+      contiguous = contiguous && (extent == 1 || stride == numel);
       if (mul_overflows(numel, extent, numel)) return false;
     }
   }
   // Whole bytes per lane here (sub-byte and odd widths were declined above).
   const std::int64_t element_bytes =
       static_cast<std::int64_t>(dtype.bits() / 8) * static_cast<std::int64_t>(dtype.lanes());
-  std::int64_t nbytes = 0;
-  std::int64_t below = 0;
-  std::int64_t above = 0;
-  if (t.data == nullptr || mul_overflows(numel, element_bytes, nbytes) || low == INT64_MIN ||
-      high == INT64_MAX || mul_overflows(-low, element_bytes, below) ||
-      mul_overflows(high + 1, element_bytes, above)) {
-    return false;
-  }
   const auto base = reinterpret_cast<std::uintptr_t>(t.data);
-  if (t.byte_offset > UINTPTR_MAX - base) return false;
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
-  if (static_cast<std::uint64_t>(below) > first ||
-      static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
+  std::int64_t nbytes = 0;
+  std::int64_t span = 0;
+  if (t.data == nullptr || t.byte_offset > UINTPTR_MAX - base ||
+      mul_overflows(numel, element_bytes, nbytes) || last == INT64_MAX ||
+      mul_overflows(last + 1, element_bytes, span) ||
+      static_cast<std::uint64_t>(span) > UINTPTR_MAX - first) {
     return false;
   }
   const std::size_t alignment = options.alignment;
@@ -2560,17 +2583,21 @@ DLPACKPP_END_NAMESPACE
 // ---- begin dlpackpp/detail/view_errors.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// The messages of TensorView's consumer checks, built out of line and laid out cold so that
-/// the checks themselves inline to a compare and a branch.
+/// The consumer checks shared by TensorView and the typed fast path of ManagedTensor, with
+/// their messages built out of line and laid out cold so each check inlines to a compare
+/// and a branch.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
 // #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/flags.hpp" (already inlined)
 // #include "dlpackpp/int_span.hpp" (already inlined)
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
@@ -2614,6 +2641,45 @@ DLPACKPP_COLD inline Error misaligned_error(std::uintptr_t address, std::size_t 
 /// A dimension index outside [-ndim, ndim).
 DLPACKPP_COLD inline Error dim_error(int d, int ndim) {
   return make_error(Errc::out_of_range, "dimension ", d, " is out of range for ndim ", ndim);
+}
+
+/// The first element of a tensor: data + byte_offset in address arithmetic, so an unchecked
+/// tensor's wild offset cannot make pointer arithmetic undefined; NULL when data is.
+inline void* first_element(const DLTensor& t) noexcept {
+  if (t.data == nullptr) return nullptr;
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(t.data) +
+                                 static_cast<std::uintptr_t>(t.byte_offset));
+}
+
+/// Typed access to the elements at `first` as T: dtype, writability, alignment.
+template <class T>
+Result<void> element_problem(DataType dtype, std::uint64_t flags, const void* first) {
+  static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
+                "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
+                "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
+                "tensors as dlpackpp::BoolByte");
+  constexpr DataType wanted = dtype_of<T>;
+  if (DLPACKPP_UNLIKELY(dtype != wanted)) return dtype_error(dtype, wanted, "accessed as ");
+  if (!std::is_const<T>::value && DLPACKPP_UNLIKELY((flags & flag::read_only) != 0)) {
+    return read_only_error();
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(first);
+  if (DLPACKPP_UNLIKELY((address & (alignof(T) - 1)) != 0)) {
+    return misaligned_error(address, alignof(T), wanted);
+  }
+  return {};
+}
+
+/// An accessor of rank N over the elements: element_problem(), the rank, addressability.
+template <class T, int N>
+Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, const void* first) {
+  Result<void> ok = element_problem<T>(dtype, flags, first);
+  if (DLPACKPP_UNLIKELY(!ok)) return ok;
+  if (DLPACKPP_UNLIKELY(ndim != N)) return rank_error(ndim, N, "accessor rank is ");
+  if (DLPACKPP_UNLIKELY(dtype.is_subbyte() && (flags & flag::is_subbyte_type_padded) == 0)) {
+    return packed_error(dtype);
+  }
+  return {};
 }
 
 /// require_shape(): rank, then the wildcard's range, then the first differing extent.
@@ -2793,10 +2859,8 @@ class TensorView {
   /// DLPACKPP_VIEW_INLINE_NDIM dimensions.
   static TensorView unchecked(const DLTensor& tensor, std::uint64_t flags = 0) {
     detail::TensorFacts facts;
-    facts.numel = detail::numel_unchecked(tensor.shape, static_cast<int>(tensor.ndim));
-    facts.contiguous = tensor.strides == nullptr ||
-                       detail::dense_in_order(tensor.shape, tensor.strides,
-                                              static_cast<int>(tensor.ndim), false);
+    detail::count_and_density(tensor.shape, tensor.strides, static_cast<int>(tensor.ndim),
+                              facts.numel, facts.contiguous);
     return TensorView(tensor, flags, facts);
   }
 
@@ -2927,12 +2991,8 @@ class TensorView {
   /// Non-throwing accessor<T, N>().
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const {
-    Result<void> ok = element_problem<T>();
+    Result<void> ok = detail::accessor_problem<T, N>(dtype_, flags_, ndim_, first());
     if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    if (DLPACKPP_UNLIKELY(ndim_ != N)) return detail::rank_error(ndim_, N, "accessor rank is ");
-    if (DLPACKPP_UNLIKELY(dtype_.is_subbyte() && !is_subbyte_padded())) {
-      return detail::packed_error(dtype_);
-    }
     return TensorAccessor<T, N>(static_cast<T*>(first()), shape_data(), strides_data());
   }
 
@@ -2957,7 +3017,8 @@ class TensorView {
   friend class BasicManagedTensor;
 
   TensorView(const DLTensor& t, std::uint64_t flags, const detail::TensorFacts& facts)
-      : data_(t.data), byte_offset_(t.byte_offset), flags_(flags), numel_(facts.numel),
+      : data_(t.data),
+        byte_offset_(t.byte_offset), flags_(flags), numel_(facts.numel),
         ndim_(static_cast<int>(t.ndim)), dtype_(t.dtype), device_(t.device),
         contiguous_(facts.contiguous) {
     arrays_.borrow(t.shape, t.strides, ndim_);
@@ -3016,18 +3077,7 @@ class TensorView {
   }
   template <class T>
   Result<void> element_problem() const {
-    static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
-                  "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
-                  "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
-                  "tensors as dlpackpp::BoolByte");
-    constexpr DataType wanted = dtype_of<T>;
-    if (DLPACKPP_UNLIKELY(dtype_ != wanted)) return detail::dtype_error(dtype_, wanted, "accessed as ");
-    if (!std::is_const<T>::value && DLPACKPP_UNLIKELY(read_only())) return detail::read_only_error();
-    const auto address = reinterpret_cast<std::uintptr_t>(first());
-    if (DLPACKPP_UNLIKELY((address & (alignof(T) - 1)) != 0)) {
-      return detail::misaligned_error(address, alignof(T), wanted);
-    }
-    return {};
+    return detail::element_problem<T>(dtype_, flags_, first());
   }
 
   void* data_;
@@ -3189,24 +3239,14 @@ class BasicManagedTensor {
   /// from the header's is released without reading past `flags` (Errc::version_mismatch);
   /// a newer minor is accepted. A malformed tensor is released and its validation error
   /// returned. NULL is Errc::null_pointer. Never throws a validation error.
-  static Result<BasicManagedTensor> try_adopt(DLManaged* p, ValidateOptions options = {}) {
-    if (DLPACKPP_UNLIKELY(p == nullptr)) return null_error();
-    BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
-    if constexpr (is_versioned) {
-      // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
-      if (DLPACKPP_UNLIKELY(p->version.major != DLPACKPP_DLPACK_MAJOR)) {
-        return version_error(std::move(owned));
-      }
-      options.flags = p->flags;
-    }
-    detail::TensorFacts facts;
-    Result<void> ok = detail::inspect(p->dl_tensor, options, facts);
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    return Result<BasicManagedTensor>(std::move(owned));
+  static Result<BasicManagedTensor> try_adopt(DLManaged* p, const ValidateOptions& options = {}) {
+    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options);
+    return Result<BasicManagedTensor>(adopt_unchecked(p));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
   static BasicManagedTensor adopt(DLManaged* p, const ValidateOptions& options = {}) {
-    return try_adopt(p, options).value();
+    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options).value();
+    return adopt_unchecked(p);
   }
   /// Takes ownership of `p` without any check, for producers the caller trusts.
   static BasicManagedTensor adopt_unchecked(DLManaged* p) noexcept {
@@ -3277,6 +3317,32 @@ class BasicManagedTensor {
   template <class T>
   T* data() const&& = delete;
 
+  /// Typed, rank-N access straight from the owned tensor, skipping the view: the fast path
+  /// for consumers that know T and N at compile time (the rank loop unrolls). Checks exactly
+  /// what TensorView::accessor<T, N>() checks, with the same errors.
+  template <class T, int N>
+  Result<TensorAccessor<T, N>> try_accessor() const& DLPACKPP_LIFETIMEBOUND {
+    const DLTensor& t = tensor();
+    void* first = detail::first_element(t);
+    Result<void> ok = detail::accessor_problem<T, N>(t.dtype, flags(), static_cast<int>(t.ndim), first);
+    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+    if (t.strides != nullptr) return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, t.strides);
+    std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
+    detail::write_compact_strides(t.shape, N, compact);
+    return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, compact);
+  }
+  /// Deleted: the accessor would outlive the temporary's tensor.
+  template <class T, int N>
+  Result<TensorAccessor<T, N>> try_accessor() const&& = delete;
+  /// As try_accessor(), throwing on failure.
+  template <class T, int N>
+  TensorAccessor<T, N> accessor() const& DLPACKPP_LIFETIMEBOUND {
+    return try_accessor<T, N>().value();
+  }
+  /// Deleted: the accessor would outlive the temporary's tensor.
+  template <class T, int N>
+  TensorAccessor<T, N> accessor() const&& = delete;
+
 #if DLPACKPP_HAS_VERSIONED
   /// The producer's DLPack version ({0, 0} for a legacy tensor, which carries none).
   DLPackVersion version() const noexcept {
@@ -3309,8 +3375,35 @@ class BasicManagedTensor {
   }
   const DLTensor& tensor() const noexcept { return checked()->dl_tensor; }
 
-  DLPACKPP_COLD static Error null_error() {
-    return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
+  // The common case inline and message-free: a tensor of this major that the one-pass check
+  // accepts. Everything else, valid or not, takes adopt_slowly().
+  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options) noexcept {
+    if (p == nullptr) return false;
+    detail::TensorFacts facts;
+    if constexpr (is_versioned) {
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
+      ValidateOptions with_flags = options;
+      with_flags.flags = p->flags;
+      return detail::quick_accept(p->dl_tensor, with_flags, facts);
+    } else {
+      return detail::quick_accept(p->dl_tensor, options, facts);
+    }
+  }
+
+  // The whole catalogue, reporting the first problem; releases a refused tensor.
+  DLPACKPP_COLD static Result<BasicManagedTensor> adopt_slowly(DLManaged* p,
+                                                               ValidateOptions options) {
+    if (p == nullptr) return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
+    BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
+    if constexpr (is_versioned) {
+      // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return version_error(std::move(owned));
+      options.flags = p->flags;
+    }
+    detail::TensorFacts facts;
+    Result<void> ok = detail::diagnose(p->dl_tensor, options, facts);
+    if (!ok) return ok.error();
+    return Result<BasicManagedTensor>(std::move(owned));
   }
   // Releases the tensor before building the message: only the version was read.
   DLPACKPP_COLD static Error version_error(BasicManagedTensor owned) {
