@@ -220,7 +220,7 @@ class Device {
   }
 
  private:
-  // Stored as plain integers: a pre-1.0 DLDeviceType has no fixed underlying type, so values
+  // Stored as plain integers: a pre-0.8 DLDeviceType has no fixed underlying type, so values
   // it does not enumerate cannot safely live in the enum during constant evaluation.
   constexpr std::uint64_t packed() const noexcept {
     return std::uint64_t{static_cast<std::uint32_t>(type_)} |

@@ -420,14 +420,30 @@ constexpr bool is_standard_integer =
 template <class T>
 constexpr bool always_false = false;
 
+// Which rule gives T its dtype: the one dispatch both dtype_of and has_dtype read.
+enum class DtypeSource { none, traits, integer, complex };
+template <class U>
+constexpr DtypeSource dtype_source() noexcept {
+  if constexpr (has_dtype_traits<U>::value) {
+    return DtypeSource::traits;
+  } else if constexpr (is_standard_integer<U>) {
+    return DtypeSource::integer;
+  } else if constexpr (complex_like<U>::value) {
+    return DtypeSource::complex;
+  } else {
+    return DtypeSource::none;
+  }
+}
+
 template <class T>
 constexpr DLDataType dtype_of_impl() noexcept {
   using U = std::remove_cv_t<T>;
-  if constexpr (has_dtype_traits<U>::value) {
+  constexpr DtypeSource source = dtype_source<U>();
+  if constexpr (source == DtypeSource::traits) {
     return dtype_traits<U>::value;
-  } else if constexpr (is_standard_integer<U>) {
+  } else if constexpr (source == DtypeSource::integer) {
     return integer_dtype<U>::value;
-  } else if constexpr (complex_like<U>::value) {
+  } else if constexpr (source == DtypeSource::complex) {
     return DLDataType{dtype_code::complex, static_cast<std::uint8_t>(sizeof(U) * 8), 1};
   } else {
     static_assert(always_false<U>,
@@ -447,9 +463,7 @@ inline constexpr DataType dtype_of = DataType(detail::dtype_of_impl<T>());
 /// True when dtype_of<T> is available.
 template <class T>
 inline constexpr bool has_dtype =
-    detail::has_dtype_traits<std::remove_cv_t<T>>::value ||
-    detail::is_standard_integer<std::remove_cv_t<T>> ||
-    detail::complex_like<std::remove_cv_t<T>>::value;
+    detail::dtype_source<std::remove_cv_t<T>>() != detail::DtypeSource::none;
 
 template <class T>
 constexpr DataType DataType::of() noexcept {

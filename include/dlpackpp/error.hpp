@@ -178,25 +178,16 @@ class [[nodiscard]] Result {
   Result(Error error) noexcept : ok_(false) {
     ::new (static_cast<void*>(&error_)) Error(std::move(error));
   }
-  Result(copy_source other) : ok_(other.ok_) {
-    if (ok_) {
-      ::new (static_cast<void*>(&value_)) T(other.value_);
-    } else {
-      ::new (static_cast<void*>(&error_)) Error(other.error_);
-    }
-  }
+  Result(copy_source other) : ok_(other.ok_) { construct_from(other); }
   Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value)
       : ok_(other.ok_) {
-    if (ok_) {
-      ::new (static_cast<void*>(&value_)) T(std::move(other.value_));
-    } else {
-      ::new (static_cast<void*>(&error_)) Error(std::move(other.error_));
-    }
+    construct_from(std::move(other));
   }
   Result& operator=(copy_source other) {
     if (this != &other) {
       Result copy(other);
       destroy();
+      ok_ = copy.ok_;
       construct_from(std::move(copy));
     }
     return *this;
@@ -204,6 +195,7 @@ class [[nodiscard]] Result {
   Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
     if (this != &other) {
       destroy();
+      ok_ = other.ok_;
       construct_from(std::move(other));
     }
     return *this;
@@ -260,12 +252,14 @@ class [[nodiscard]] Result {
       error_.~Error();
     }
   }
-  void construct_from(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
-    ok_ = other.ok_;
+  // The one place a held value or error is built from another Result's (`ok_` already set);
+  // `Source` is `const Result&` to copy or `Result&&` to move.
+  template <class Source>
+  void construct_from(Source&& other) {
     if (ok_) {
-      ::new (static_cast<void*>(&value_)) T(std::move(other.value_));
+      ::new (static_cast<void*>(&value_)) T(std::forward<Source>(other).value_);
     } else {
-      ::new (static_cast<void*>(&error_)) Error(std::move(other.error_));
+      ::new (static_cast<void*>(&error_)) Error(std::forward<Source>(other).error_);
     }
   }
 

@@ -340,10 +340,8 @@ struct ConversionWrapper {
 /// On failure `legacy` is left untouched.
 inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
   if (!legacy) return detail::make_error(Errc::null_pointer, "to_versioned of an empty handle");
-  if ((flags & flag::is_subbyte_type_padded) != 0 && !legacy.dtype().is_subbyte()) {
-    return detail::make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
-                              legacy.dtype().to_string(), " is not a sub-byte type");
-  }
+  Result<void> padded = detail::check_padded_flag(legacy.dtype(), flags);
+  if (!padded) return padded.error();
   using Wrapper = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
   DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
   static_cast<void>(legacy.release());

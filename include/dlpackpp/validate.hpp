@@ -97,6 +97,15 @@ inline Result<std::int64_t> try_numel(IntSpan shape) {
 // The checks below run only when quick_accept() declined, in the catalogue's order, so each
 // failure is reported exactly as documented; message building never reaches the hot path.
 
+/// IS_SUBBYTE_TYPE_PADDED only means something for types narrower than a byte.
+inline Result<void> check_padded_flag(DataType dtype, std::uint64_t flags) {
+  if ((flags & flag::is_subbyte_type_padded) != 0 && !dtype.is_subbyte()) {
+    return make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
+                      dtype.to_string(), " is not a sub-byte type");
+  }
+  return {};
+}
+
 inline Result<void> check_rank(const DLTensor& t) {
   const auto ndim = static_cast<std::int32_t>(t.ndim);
   if (ndim < 0) return make_error(Errc::invalid_ndim, "ndim is ", ndim, ", must be >= 0");
@@ -120,11 +129,7 @@ inline Result<void> check_dtype(DataType dtype, std::uint64_t flags) {
                       dtype.code(), " (", code_name(dtype.code()),
                       "), a width DLPack does not define");
   }
-  if ((flags & flag::is_subbyte_type_padded) != 0 && !dtype.is_subbyte()) {
-    return make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
-                      dtype.to_string(), " is not a sub-byte type");
-  }
-  return {};
+  return check_padded_flag(dtype, flags);
 }
 
 inline Result<void> check_device(Device device) {

@@ -865,25 +865,16 @@ class [[nodiscard]] Result {
   Result(Error error) noexcept : ok_(false) {
     ::new (static_cast<void*>(&error_)) Error(std::move(error));
   }
-  Result(copy_source other) : ok_(other.ok_) {
-    if (ok_) {
-      ::new (static_cast<void*>(&value_)) T(other.value_);
-    } else {
-      ::new (static_cast<void*>(&error_)) Error(other.error_);
-    }
-  }
+  Result(copy_source other) : ok_(other.ok_) { construct_from(other); }
   Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value)
       : ok_(other.ok_) {
-    if (ok_) {
-      ::new (static_cast<void*>(&value_)) T(std::move(other.value_));
-    } else {
-      ::new (static_cast<void*>(&error_)) Error(std::move(other.error_));
-    }
+    construct_from(std::move(other));
   }
   Result& operator=(copy_source other) {
     if (this != &other) {
       Result copy(other);
       destroy();
+      ok_ = copy.ok_;
       construct_from(std::move(copy));
     }
     return *this;
@@ -891,6 +882,7 @@ class [[nodiscard]] Result {
   Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
     if (this != &other) {
       destroy();
+      ok_ = other.ok_;
       construct_from(std::move(other));
     }
     return *this;
@@ -947,12 +939,14 @@ class [[nodiscard]] Result {
       error_.~Error();
     }
   }
-  void construct_from(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
-    ok_ = other.ok_;
+  // The one place a held value or error is built from another Result's (`ok_` already set);
+  // `Source` is `const Result&` to copy or `Result&&` to move.
+  template <class Source>
+  void construct_from(Source&& other) {
     if (ok_) {
-      ::new (static_cast<void*>(&value_)) T(std::move(other.value_));
+      ::new (static_cast<void*>(&value_)) T(std::forward<Source>(other).value_);
     } else {
-      ::new (static_cast<void*>(&error_)) Error(std::move(other.error_));
+      ::new (static_cast<void*>(&error_)) Error(std::forward<Source>(other).error_);
     }
   }
 
@@ -1235,7 +1229,7 @@ class Device {
   }
 
  private:
-  // Stored as plain integers: a pre-1.0 DLDeviceType has no fixed underlying type, so values
+  // Stored as plain integers: a pre-0.8 DLDeviceType has no fixed underlying type, so values
   // it does not enumerate cannot safely live in the enum during constant evaluation.
   constexpr std::uint64_t packed() const noexcept {
     return std::uint64_t{static_cast<std::uint32_t>(type_)} |
@@ -1269,7 +1263,7 @@ DLPACKPP_END_NAMESPACE
 DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
-/// a * b into out; false when it does not fit in int64_t.
+/// a * b into out; true (and `out` unspecified) when it does not fit in int64_t.
 DLPACKPP_HOST_DEVICE constexpr bool mul_overflows(std::int64_t a, std::int64_t b,
                                                   std::int64_t& out) noexcept {
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__)
@@ -1288,7 +1282,7 @@ DLPACKPP_HOST_DEVICE constexpr bool mul_overflows(std::int64_t a, std::int64_t b
 #endif
 }
 
-/// a + b into out; false when it does not fit in int64_t.
+/// a + b into out; true (and `out` unspecified) when it does not fit in int64_t.
 DLPACKPP_HOST_DEVICE constexpr bool add_overflows(std::int64_t a, std::int64_t b,
                                                   std::int64_t& out) noexcept {
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__)
@@ -1718,14 +1712,30 @@ constexpr bool is_standard_integer =
 template <class T>
 constexpr bool always_false = false;
 
+// Which rule gives T its dtype: the one dispatch both dtype_of and has_dtype read.
+enum class DtypeSource { none, traits, integer, complex };
+template <class U>
+constexpr DtypeSource dtype_source() noexcept {
+  if constexpr (has_dtype_traits<U>::value) {
+    return DtypeSource::traits;
+  } else if constexpr (is_standard_integer<U>) {
+    return DtypeSource::integer;
+  } else if constexpr (complex_like<U>::value) {
+    return DtypeSource::complex;
+  } else {
+    return DtypeSource::none;
+  }
+}
+
 template <class T>
 constexpr DLDataType dtype_of_impl() noexcept {
   using U = std::remove_cv_t<T>;
-  if constexpr (has_dtype_traits<U>::value) {
+  constexpr DtypeSource source = dtype_source<U>();
+  if constexpr (source == DtypeSource::traits) {
     return dtype_traits<U>::value;
-  } else if constexpr (is_standard_integer<U>) {
+  } else if constexpr (source == DtypeSource::integer) {
     return integer_dtype<U>::value;
-  } else if constexpr (complex_like<U>::value) {
+  } else if constexpr (source == DtypeSource::complex) {
     return DLDataType{dtype_code::complex, static_cast<std::uint8_t>(sizeof(U) * 8), 1};
   } else {
     static_assert(always_false<U>,
@@ -1745,9 +1755,7 @@ inline constexpr DataType dtype_of = DataType(detail::dtype_of_impl<T>());
 /// True when dtype_of<T> is available.
 template <class T>
 inline constexpr bool has_dtype =
-    detail::has_dtype_traits<std::remove_cv_t<T>>::value ||
-    detail::is_standard_integer<std::remove_cv_t<T>> ||
-    detail::complex_like<std::remove_cv_t<T>>::value;
+    detail::dtype_source<std::remove_cv_t<T>>() != detail::DtypeSource::none;
 
 template <class T>
 constexpr DataType DataType::of() noexcept {
@@ -2078,6 +2086,15 @@ inline Result<std::int64_t> try_numel(IntSpan shape) {
 // The checks below run only when quick_accept() declined, in the catalogue's order, so each
 // failure is reported exactly as documented; message building never reaches the hot path.
 
+/// IS_SUBBYTE_TYPE_PADDED only means something for types narrower than a byte.
+inline Result<void> check_padded_flag(DataType dtype, std::uint64_t flags) {
+  if ((flags & flag::is_subbyte_type_padded) != 0 && !dtype.is_subbyte()) {
+    return make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
+                      dtype.to_string(), " is not a sub-byte type");
+  }
+  return {};
+}
+
 inline Result<void> check_rank(const DLTensor& t) {
   const auto ndim = static_cast<std::int32_t>(t.ndim);
   if (ndim < 0) return make_error(Errc::invalid_ndim, "ndim is ", ndim, ", must be >= 0");
@@ -2101,11 +2118,7 @@ inline Result<void> check_dtype(DataType dtype, std::uint64_t flags) {
                       dtype.code(), " (", code_name(dtype.code()),
                       "), a width DLPack does not define");
   }
-  if ((flags & flag::is_subbyte_type_padded) != 0 && !dtype.is_subbyte()) {
-    return make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
-                      dtype.to_string(), " is not a sub-byte type");
-  }
-  return {};
+  return check_padded_flag(dtype, flags);
 }
 
 inline Result<void> check_device(Device device) {
@@ -3492,10 +3505,8 @@ struct ConversionWrapper {
 /// On failure `legacy` is left untouched.
 inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
   if (!legacy) return detail::make_error(Errc::null_pointer, "to_versioned of an empty handle");
-  if ((flags & flag::is_subbyte_type_padded) != 0 && !legacy.dtype().is_subbyte()) {
-    return detail::make_error(Errc::invalid_flags, "flags has IS_SUBBYTE_TYPE_PADDED but dtype ",
-                              legacy.dtype().to_string(), " is not a sub-byte type");
-  }
+  Result<void> padded = detail::check_padded_flag(legacy.dtype(), flags);
+  if (!padded) return padded.error();
   using Wrapper = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
   DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
   static_cast<void>(legacy.release());

@@ -10,7 +10,7 @@
 DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
-/// a * b into out; false when it does not fit in int64_t.
+/// a * b into out; true (and `out` unspecified) when it does not fit in int64_t.
 DLPACKPP_HOST_DEVICE constexpr bool mul_overflows(std::int64_t a, std::int64_t b,
                                                   std::int64_t& out) noexcept {
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__)
@@ -29,7 +29,7 @@ DLPACKPP_HOST_DEVICE constexpr bool mul_overflows(std::int64_t a, std::int64_t b
 #endif
 }
 
-/// a + b into out; false when it does not fit in int64_t.
+/// a + b into out; true (and `out` unspecified) when it does not fit in int64_t.
 DLPACKPP_HOST_DEVICE constexpr bool add_overflows(std::int64_t a, std::int64_t b,
                                                   std::int64_t& out) noexcept {
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDA_ARCH__)
