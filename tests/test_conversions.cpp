@@ -105,6 +105,21 @@ TEST_F(Conversions, ToVersionedStampsTheHeadersVersionAndTheGivenFlags) {
   EXPECT_EQ(deletes, 1);
 }
 
+TEST_F(Conversions, ToVersionedRevalidatesUnderTheNewFlags) {
+  // IS_SUBBYTE_TYPE_PADDED makes each int4 lane a byte: a shape whose packed size fits can
+  // overflow padded. The conversion refuses it and leaves the legacy tensor owning.
+  LegacyManagedTensor in = legacy(DataType(dlpackpp::dtype_code::int_, 4, 3));
+  in.get()->dl_tensor.shape[0] = INT64_MAX / 2;  // packed 1.5 bytes each fits, padded 3 does not
+  in.get()->dl_tensor.shape[1] = 1;
+  in.get()->dl_tensor.strides[0] = 1;
+  auto r = dlpackpp::try_to_versioned(std::move(in), flag::is_subbyte_type_padded);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), Errc::size_overflow);
+  EXPECT_TRUE(in);
+  EXPECT_EQ(deletes, 0);
+  in.get()->dl_tensor.shape[0] = 2;  // let it go back to a shape its buffer holds
+}
+
 TEST_F(Conversions, ToVersionedDefaultsToNoFlags) {
   ManagedTensor out = dlpackpp::to_versioned(legacy());
   EXPECT_EQ(out.flags(), 0u);

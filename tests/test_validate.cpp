@@ -212,6 +212,13 @@ std::vector<Case> rejections() {
        [](Probe& p) { p.t.byte_offset = UINT64_MAX; },
        Errc::offset_overflow,
        {"byte_offset is 18446744073709551615"}},
+      {"byte_offset_past_ptrdiff_max",  // the address fits, but no pointer offset does
+       [](Probe& p) {
+         p.t.data = fake_address(0x1000);
+         p.t.byte_offset = static_cast<std::uint64_t>(PTRDIFF_MAX) + 1;
+       },
+       Errc::offset_overflow,
+       {"more than a pointer offset can hold"}},
       {"byte_offset_wraps_fake",
        [](Probe& p) {
          p.t.data = fake_address(UINTPTR_MAX - 15);

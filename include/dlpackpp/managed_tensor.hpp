@@ -340,8 +340,12 @@ struct ConversionWrapper {
 /// On failure `legacy` is left untouched.
 inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
   if (!legacy) return detail::make_error(Errc::null_pointer, "to_versioned of an empty handle");
-  Result<void> padded = detail::check_padded_flag(legacy.dtype(), flags);
-  if (!padded) return padded.error();
+  // New flags can change what the tensor means (IS_SUBBYTE_TYPE_PADDED changes its byte
+  // size), so it is checked again under them.
+  ValidateOptions options;
+  options.flags = flags;
+  Result<void> valid = validate(legacy.get()->dl_tensor, options);
+  if (!valid) return valid.error();
   using Wrapper = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
   DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
   static_cast<void>(legacy.release());

@@ -249,6 +249,12 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
     return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
                       ", data + byte_offset wraps around the address space");
   }
+  // A pointer can only be offset by what ptrdiff_t holds; past that `data + byte_offset` is
+  // undefined even where the address itself would not wrap.
+  if (t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX)) {
+    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
+                      ", more than a pointer offset can hold (", PTRDIFF_MAX, ")");
+  }
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
   if (numel > 0) {
     std::int64_t low = 0;
@@ -310,6 +316,7 @@ DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions
   std::int64_t nbytes = 0;
   std::int64_t span = 0;
   if (t.data == nullptr || t.byte_offset > UINTPTR_MAX - base ||
+      t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX) ||
       mul_overflows(numel, element_bytes, nbytes) || last == INT64_MAX ||
       mul_overflows(last + 1, element_bytes, span) ||
       static_cast<std::uint64_t>(span) > UINTPTR_MAX - first) {

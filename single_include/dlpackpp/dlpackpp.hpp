@@ -2238,6 +2238,12 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
     return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
                       ", data + byte_offset wraps around the address space");
   }
+  // A pointer can only be offset by what ptrdiff_t holds; past that `data + byte_offset` is
+  // undefined even where the address itself would not wrap.
+  if (t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX)) {
+    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
+                      ", more than a pointer offset can hold (", PTRDIFF_MAX, ")");
+  }
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
   if (numel > 0) {
     std::int64_t low = 0;
@@ -2299,6 +2305,7 @@ DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions
   std::int64_t nbytes = 0;
   std::int64_t span = 0;
   if (t.data == nullptr || t.byte_offset > UINTPTR_MAX - base ||
+      t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX) ||
       mul_overflows(numel, element_bytes, nbytes) || last == INT64_MAX ||
       mul_overflows(last + 1, element_bytes, span) ||
       static_cast<std::uint64_t>(span) > UINTPTR_MAX - first) {
@@ -3505,8 +3512,12 @@ struct ConversionWrapper {
 /// On failure `legacy` is left untouched.
 inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
   if (!legacy) return detail::make_error(Errc::null_pointer, "to_versioned of an empty handle");
-  Result<void> padded = detail::check_padded_flag(legacy.dtype(), flags);
-  if (!padded) return padded.error();
+  // New flags can change what the tensor means (IS_SUBBYTE_TYPE_PADDED changes its byte
+  // size), so it is checked again under them.
+  ValidateOptions options;
+  options.flags = flags;
+  Result<void> valid = validate(legacy.get()->dl_tensor, options);
+  if (!valid) return valid.error();
   using Wrapper = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
   DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
   static_cast<void>(legacy.release());
