@@ -24,10 +24,19 @@ dlpackpp_install_into("${_prefix}")
 # <requested version> <expected: accept|reject>
 set(_cases
   "${_major}.${_minor}" accept       # this release
-  "${_major}" accept                 # any release of this major
   "${_major}.${_next_minor}" reject  # a newer minor than installed
   "${_next_major}" reject            # another major
   "99" reject)                       # far off
+if(_major EQUAL 0)
+  # At 0.x a minor release may break the API (SameMinorVersion): only this minor matches.
+  list(APPEND _cases "${_major}.${_minor}.0" accept)
+  if(_minor GREATER 0)
+    math(EXPR _previous_minor "${_minor} - 1")
+    list(APPEND _cases "${_major}.${_previous_minor}" reject)
+  endif()
+else()
+  list(APPEND _cases "${_major}" accept)  # any release of this major
+endif()
 set(_failures 0)
 set(_n 0)
 while(_cases)
