@@ -21,6 +21,9 @@
 #include <vector>
 
 #include "c_side.h"
+#if DLPACKPP_ICOUNT_TORCH
+#include "torch_side.hpp"
+#endif
 
 namespace {
 
@@ -191,6 +194,11 @@ dlpackpp::TensorAccessor<const float, 4> g_rank4;
   keep(s);
 }
 
+#if DLPACKPP_ICOUNT_TORCH
+[[gnu::noinline]] void torch_consume_null_strides(Fixture& f) { torch_consume(&f.legacy); }
+[[gnu::noinline]] void torch_export(Fixture&) { torch_export_release(); }
+#endif
+
 // ---- measuring ----------------------------------------------------------------------------
 
 struct Measured {
@@ -263,10 +271,17 @@ int main() {
       {"cpp_export_release", cpp_export_release},
       {"c_loop", c_loop},
       {"cpp_loop", cpp_loop},
+#if DLPACKPP_ICOUNT_TORCH
+      {"torch_consume_null_strides", torch_consume_null_strides},
+      {"torch_export", torch_export},
+#endif
   };
   const int ranks[] = {1, 4, 8};
   for (int rank : ranks) {
     Fixture f(rank);
+#if DLPACKPP_ICOUNT_TORCH
+    torch_prepare(f.data.data(), f.shape.data(), rank);
+#endif
     const dlpackpp::TensorView view = dlpackpp::TensorView::unchecked(f.versioned.dl_tensor);
     if (rank == 1) g_rank1 = view.accessor<const float, 1>();
     if (rank == 4) g_rank4 = view.accessor<const float, 4>();
@@ -313,8 +328,14 @@ int main() {
       {"adopt + accessor<const float, N>", "c_consume", "cpp_adopt_accessor"},
       {"export (wrap, no-op owner) + deleter", "c_export_release", "cpp_export_release"},
       {"element loop, 256 floats, runtime strides (ndim 1, 4)", "c_loop", "cpp_loop"},
+#if DLPACKPP_ICOUNT_TORCH
+      {"libtorch 1.13 at::fromDLPack (legacy, NULL strides)", "c_consume_null_strides",
+       "torch_consume_null_strides"},
+      {"libtorch 1.13 at::toDLPack + deleter", "c_export_release", "torch_export"},
+#endif
   };
   std::printf("| case | ndim | C instr. | dlpackpp instr. | ratio | dlpackpp allocs |\n");
+  // (libtorch rows: the third column is libtorch's, allocations counted the same way.)
   std::printf("| --- | --- | --- | --- | --- | --- |\n");
   for (const Row& row : rows) {
     for (int rank : ranks) {
