@@ -469,4 +469,22 @@ TEST(SmartPointerExports, CountedArrayFormsCheckTheShape) {
   EXPECT_EQ((u.view().accessor<const double, 2>()(1, 1)), 0.0);
 }
 
+
+TEST(WrapExport, CarriesAByteOffsetAndAllocateCarriesFlags) {
+  std::vector<float> values{9, 1, 2, 3, 4};
+  auto t = dlpackpp::wrap(values.data(), DataType::float32(), {2, 2}, {}, Device::cpu(),
+                          [] {}, 0, sizeof(float));
+  EXPECT_EQ(t.byte_offset(), sizeof(float));
+  EXPECT_EQ((t.accessor<const float, 2>()(0, 0)), 1.0f);
+  EXPECT_EQ((t.accessor<const float, 2>()(1, 1)), 4.0f);
+  auto bad = dlpackpp::try_wrap(values.data(), DataType::float32(), {2}, {}, Device::cpu(), [] {},
+                                0, static_cast<std::uint64_t>(PTRDIFF_MAX) + 1);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), Errc::offset_overflow);
+
+  const auto locked = dlpackpp::allocate(DataType::int32(), {3}, Device::cpu(), flag::read_only);
+  EXPECT_TRUE(locked.read_only());
+  EXPECT_EQ(locked.view().try_require_writable().error().code(), Errc::read_only);
+}
+
 }  // namespace

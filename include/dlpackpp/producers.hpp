@@ -84,7 +84,7 @@ DLPACKPP_COLD inline Error capacity_error(std::int64_t numel, std::int64_t capac
 template <class Handle, class Owner>
 Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan strides,
                            Device device, Owner&& owner, std::uint64_t flags,
-                           std::int64_t capacity = -1) {
+                           std::int64_t capacity = -1, std::uint64_t byte_offset = 0) {
   static_assert(is_managed_handle<Handle>::value,
                 "the first template argument must be ManagedTensor or LegacyManagedTensor");
   using M = managed_of<Handle>;
@@ -103,7 +103,7 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   // written straight into the block. A temporary array would cost an allocation for
   // ndim > DLPACKPP_VIEW_INLINE_NDIM, breaking "one allocation per export".
   DLTensor t;
-  Result<void> parts = describe_parts(data, dtype, shape, strides, device, 0, t);
+  Result<void> parts = describe_parts(data, dtype, shape, strides, device, byte_offset, t);
   if (!parts) return parts.error();
   ValidateOptions options;
   options.flags = flags;
@@ -183,18 +183,21 @@ constexpr std::uint64_t export_flags() noexcept {
 
 /// Exports any memory: `owner` (a lambda, a handle, a guard; anything movable) is moved into
 /// the export and destroyed when the consumer calls the deleter. Empty `strides` means
-/// compact row-major. The parts are validated first; on failure `owner` is not consumed.
+/// compact row-major; `byte_offset` is where the first element sits after `data`. The parts
+/// are validated first; on failure `owner` is not consumed. For example
+/// `wrap(p, DataType::float32(), {2, 3}, {}, Device::cuda(0), CudaFree{p})`.
 template <class Handle = DefaultManagedTensor, class Owner>
 Result<Handle> try_wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides, Device device,
-                        Owner&& owner, std::uint64_t flags = 0) {
+                        Owner&& owner, std::uint64_t flags = 0, std::uint64_t byte_offset = 0) {
   return detail::make_export<Handle>(data, dtype, shape, strides, device,
-                                     std::forward<Owner>(owner), flags);
+                                     std::forward<Owner>(owner), flags, -1, byte_offset);
 }
 /// As try_wrap, throwing on failure.
 template <class Handle = DefaultManagedTensor, class Owner>
 Handle wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides, Device device,
-            Owner&& owner, std::uint64_t flags = 0) {
-  return try_wrap<Handle>(data, dtype, shape, strides, device, std::forward<Owner>(owner), flags)
+            Owner&& owner, std::uint64_t flags = 0, std::uint64_t byte_offset = 0) {
+  return try_wrap<Handle>(data, dtype, shape, strides, device, std::forward<Owner>(owner), flags,
+                          byte_offset)
       .value();
 }
 
@@ -293,9 +296,12 @@ Handle from_shared_ptr(std::shared_ptr<T[]> ptr, std::size_t count, IntSpan shap
 }
 
 /// A fresh, zero-filled, compact host tensor whose data is aligned to 256 bytes, as DLPack
-/// recommends. Only Device::cpu() memory can be made here (Errc::unsupported_device).
+/// recommends, carrying `flags` (e.g. flag::read_only once filled). Only Device::cpu()
+/// memory can be made here (Errc::unsupported_device). For example
+/// `allocate(DataType::float32(), {2, 3})`.
 template <class Handle = DefaultManagedTensor>
-Result<Handle> try_allocate(DataType dtype, IntSpan shape, Device device = Device::cpu()) {
+Result<Handle> try_allocate(DataType dtype, IntSpan shape, Device device = Device::cpu(),
+                            std::uint64_t flags = 0) {
   if (device != Device::cpu()) {
     return detail::make_error(Errc::unsupported_device, "allocate makes host memory; device ",
                               device.to_string(), " needs its own allocator (export it with wrap)");
@@ -307,12 +313,13 @@ Result<Handle> try_allocate(DataType dtype, IntSpan shape, Device device = Devic
   detail::AlignedBuffer buffer(static_cast<std::size_t>(*bytes));
   std::memset(buffer.ptr, 0, static_cast<std::size_t>(*bytes));
   void* data = *numel == 0 ? nullptr : buffer.ptr;
-  return detail::make_export<Handle>(data, dtype, shape, {}, device, std::move(buffer), 0);
+  return detail::make_export<Handle>(data, dtype, shape, {}, device, std::move(buffer), flags);
 }
 /// As try_allocate, throwing on failure.
 template <class Handle = DefaultManagedTensor>
-Handle allocate(DataType dtype, IntSpan shape, Device device = Device::cpu()) {
-  return try_allocate<Handle>(dtype, shape, device).value();
+Handle allocate(DataType dtype, IntSpan shape, Device device = Device::cpu(),
+                std::uint64_t flags = 0) {
+  return try_allocate<Handle>(dtype, shape, device, flags).value();
 }
 
 DLPACKPP_END_NAMESPACE
