@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Any-rank element loops over a TensorView: for_each_element() and for_each_indexed() visit
+/// every element of a view whose rank is known only at run time, in memory order, so callers
+/// never write an odometer. Opt-in (not in the umbrella header).
+#pragma once
+
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/detail/checked.hpp"
+#include "dlpackpp/detail/view_errors.hpp"
+#include "dlpackpp/error.hpp"
+#include "dlpackpp/int_span.hpp"
+#include "dlpackpp/tensor_view.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+
+namespace detail {
+
+/// A loop nest over at most this many dimensions of extent >= 2: a valid tensor has fewer,
+/// since their product (its element count) fits in int64_t. Size-1 dimensions are dropped.
+inline constexpr int iteration_max_dims = 64;
+
+/// The loop nest for one view, outermost dimension first. Strides are in elements and never
+/// negative: a dimension walked backwards in memory is flipped (`base` moves to its far end),
+/// so sorting by stride gives memory order.
+struct IterationPlan {
+  std::int64_t extent[iteration_max_dims];
+  std::int64_t stride[iteration_max_dims];
+  int dim[iteration_max_dims];        // the view's dimension each loop walks
+  bool flipped[iteration_max_dims];   // walked from its last index down
+  int rank = 0;                       // loops in the nest
+  std::int64_t base_offset = 0;       // elements from the first element to the first visited
+  bool empty = false;                 // no elements at all
+};
+
+/// Builds the loop nest: drops size-1 dimensions, flips negative strides, sorts by stride
+/// (largest outermost, ties keeping the view's order) and, when `merge`, fuses each pair of
+/// neighbouring loops that walk memory as one (a compact view becomes a single loop).
+inline void plan_iteration(IntSpan shape, IntSpan strides, bool merge, IterationPlan& p) noexcept {
+  p.rank = 0;
+  p.base_offset = 0;
+  p.empty = false;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) {
+      p.empty = true;
+      return;
+    }
+  }
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    DLPACKPP_ASSERT(p.rank < iteration_max_dims, "more dimensions of extent >= 2 than int64 can count");
+    const int r = p.rank++;
+    const bool flip = strides[d] < 0;
+    p.extent[r] = shape[d];
+    p.stride[r] = flip ? -strides[d] : strides[d];
+    p.dim[r] = static_cast<int>(d);
+    p.flipped[r] = flip;
+    if (flip) p.base_offset += strides[d] * (shape[d] - 1);
+    // Insertion sort by descending stride; equal strides keep the view's order.
+    for (int k = r; k > 0 && p.stride[k - 1] < p.stride[k]; --k) {
+      std::swap(p.extent[k - 1], p.extent[k]);
+      std::swap(p.stride[k - 1], p.stride[k]);
+      std::swap(p.dim[k - 1], p.dim[k]);
+      std::swap(p.flipped[k - 1], p.flipped[k]);
+    }
+  }
+  if (!merge || p.rank < 2) return;
+  // Fuse loop r into its inner neighbour when it steps exactly over the neighbour's span.
+  int kept = p.rank - 1;  // loops kept-..rank-1 are settled, innermost last
+  for (int r = p.rank - 2; r >= 0; --r) {
+    std::int64_t span = 0;
+    if (!mul_overflows(p.stride[kept], p.extent[kept], span) && p.stride[r] == span) {
+      p.extent[kept] *= p.extent[r];
+    } else {
+      --kept;
+      p.extent[kept] = p.extent[r];
+      p.stride[kept] = p.stride[r];
+    }
+  }
+  const int fused = p.rank - kept;
+  for (int r = 0; r < fused; ++r) {
+    p.extent[r] = p.extent[kept + r];
+    p.stride[r] = p.stride[kept + r];
+  }
+  p.rank = fused;  // dim/flipped no longer describe fused loops; only the indexed walk reads them
+}
+
+/// Runs `inner(q)` at the start of every innermost run, stepping the outer loops (all but the
+/// last) like an odometer. The pointer never leaves the tensor's span: a wrapping loop steps
+/// back before the next one steps forward.
+template <class T, class Inner>
+DLPACKPP_FORCE_INLINE void walk_outer(T* base, const IterationPlan& p, Inner&& inner) {
+  const int outer = p.rank - 1;
+  std::int64_t counter[iteration_max_dims];
+  for (int r = 0; r < outer; ++r) counter[r] = 0;
+  T* q = base;
+  for (;;) {
+    inner(q);
+    int r = outer - 1;
+    for (; r >= 0; --r) {
+      if (++counter[r] < p.extent[r]) {
+        q += p.stride[r];
+        break;
+      }
+      counter[r] = 0;
+      q -= p.stride[r] * (p.extent[r] - 1);
+    }
+    if (r < 0) return;
+  }
+}
+
+/// Typed host access to every element: element_problem()'s checks (dtype, writability,
+/// alignment), addressable elements, and memory the host can read.
+template <class T>
+Result<T*> iteration_pointer(const TensorView& view) {
+  if (DLPACKPP_UNLIKELY(!view.device().is_host_accessible())) {
+    return make_error(Errc::device_mismatch, "device is ", view.device().to_string(),
+                      ", element loops need memory the host can access");
+  }
+  if (DLPACKPP_UNLIKELY(view.dtype().is_subbyte() && !view.is_subbyte_padded())) {
+    return packed_error(view.dtype());
+  }
+  return view.try_data<T>();
+}
+
+}  // namespace detail
+
+/// Calls `f(x)` with a `T&` for every element of `view`, in memory order (so a compact view,
+/// whatever its dimension order, is read front to back), for any rank. Size-1 dimensions are
+/// skipped, negative strides walked backwards in index order, and loops that walk memory as
+/// one are fused, so the innermost loop is a contiguous pointer loop whenever the layout
+/// allows. Checks as TensorView::data<T>() does (Errc::dtype_mismatch, read_only for a
+/// non-const T, misaligned), refuses packed sub-byte types (Errc::unsupported_dtype) and
+/// memory the host cannot read (Errc::device_mismatch). An element that stride 0 repeats is
+/// visited once per index. For example
+/// `for_each_element<const float>(view, [&](float x) { sum += x; });`.
+template <class T, class F>
+Result<void> try_for_each_element(const TensorView& view, F&& f) {
+  Result<T*> first = detail::iteration_pointer<T>(view);
+  if (DLPACKPP_UNLIKELY(!first)) return first.error();
+  detail::IterationPlan p;
+  detail::plan_iteration(view.shape(), view.strides(), true, p);
+  if (p.empty) return {};
+  T* base = *first + p.base_offset;
+  if (p.rank == 0) {
+    f(*base);
+    return {};
+  }
+  const std::int64_t n = p.extent[p.rank - 1];
+  const std::int64_t s = p.stride[p.rank - 1];
+  if (s == 1) {
+    detail::walk_outer(base, p, [&](T* q) {
+      for (T* const end = q + n; q != end; ++q) f(*q);
+    });
+  } else {
+    detail::walk_outer(base, p, [&](T* q) {
+      for (std::int64_t i = 0; i < n; ++i) f(q[i * s]);
+    });
+  }
+  return {};
+}
+
+/// As try_for_each_element, throwing on failure.
+template <class T, class F>
+void for_each_element(const TensorView& view, F&& f) {
+  try_for_each_element<T>(view, std::forward<F>(f)).value();
+}
+
+/// Calls `f(index, x)` for every element of `view`: `index` is an IntSpan of ndim() values
+/// (valid during the call) and `x` a `T&` to the element at that index. Memory order as
+/// for_each_element, with the same checks, but no loops are fused, since each index is
+/// reported. For example
+/// `for_each_indexed<float>(v, [](IntSpan i, float& x) { x = float(i[0]); });`.
+template <class T, class F>
+Result<void> try_for_each_indexed(const TensorView& view, F&& f) {
+  Result<T*> first = detail::iteration_pointer<T>(view);
+  if (DLPACKPP_UNLIKELY(!first)) return first.error();
+  detail::IterationPlan p;
+  detail::plan_iteration(view.shape(), view.strides(), false, p);
+  if (p.empty) return {};
+  T* base = *first + p.base_offset;
+  // The index of every dimension, size-1 ones (always 0) included; only a view with more
+  // dimensions than a valid tensor can have of extent >= 2 needs the heap for it.
+  const int ndim = view.ndim();
+  std::int64_t index_storage[detail::iteration_max_dims] = {};
+  std::unique_ptr<std::int64_t[]> index_heap;
+  std::int64_t* index = index_storage;
+  if (ndim > detail::iteration_max_dims) {
+    index_heap.reset(new std::int64_t[static_cast<std::size_t>(ndim)]());
+    index = index_heap.get();
+  }
+  const IntSpan index_span(index, static_cast<std::size_t>(ndim));
+  if (p.rank == 0) {
+    f(index_span, *base);
+    return {};
+  }
+  // Outer loops set their dimension's index when they step; the innermost loop counts its own.
+  for (int r = 0; r < p.rank; ++r) index[p.dim[r]] = p.flipped[r] ? p.extent[r] - 1 : 0;
+  const int inner = p.rank - 1;
+  const std::int64_t n = p.extent[inner];
+  const std::int64_t s = p.stride[inner];
+  std::int64_t& i_inner = index[p.dim[inner]];
+  const std::int64_t start = i_inner;
+  const std::int64_t step = p.flipped[inner] ? -1 : 1;
+  std::int64_t counter[detail::iteration_max_dims] = {};
+  T* q = base;
+  for (;;) {
+    i_inner = start;
+    for (std::int64_t i = 0; i < n; ++i, i_inner += step) f(index_span, q[i * s]);
+    int r = inner - 1;
+    for (; r >= 0; --r) {
+      const std::int64_t d_step = p.flipped[r] ? -1 : 1;
+      if (++counter[r] < p.extent[r]) {
+        q += p.stride[r];
+        index[p.dim[r]] += d_step;
+        break;
+      }
+      counter[r] = 0;
+      q -= p.stride[r] * (p.extent[r] - 1);
+      index[p.dim[r]] -= d_step * (p.extent[r] - 1);
+    }
+    if (r < 0) return {};
+  }
+}
+
+/// As try_for_each_indexed, throwing on failure.
+template <class T, class F>
+void for_each_indexed(const TensorView& view, F&& f) {
+  try_for_each_indexed<T>(view, std::forward<F>(f)).value();
+}
+
+DLPACKPP_END_NAMESPACE
