@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Generates the single-header copy of dlpackpp for vendoring:
 #   cmake -P cmake/amalgamate.cmake [-DOUTPUT=<file>]
+# Beside <file> it also writes each opt-in header (python.hpp, mdspan.hpp, ...: the top-level
+# headers the umbrella does not include) with its includes of the core replaced by one include
+# of the single header, so the vendored folder offers everything include/ does.
 # Starting from include/dlpackpp/dlpackpp.hpp, every `#include "dlpackpp/..."` is replaced by
 # that file's text the first time it is seen (later ones become breadcrumb comments), and
 # `#pragma once` lines are dropped in favour of one at the top. Standard and <dlpack/dlpack.h>
@@ -16,16 +19,30 @@ endif()
 set(_seen "")
 set(_body "")
 
+# Characters that CMake lists treat specially (\\ ; [ ]) are swapped for placeholders while a
+# file's text is a list of lines, and swapped back line by line.
+function(_dlpackpp_split_lines text out_var)
+  string(REPLACE "@" "@AT@" text "${text}")
+  string(REPLACE "\\" "@BS@" text "${text}")
+  string(REPLACE ";" "@SC@" text "${text}")
+  string(REPLACE "[" "@LB@" text "${text}")
+  string(REPLACE "]" "@RB@" text "${text}")
+  string(REPLACE "\n" ";" text "${text}")
+  set(${out_var} "${text}" PARENT_SCOPE)
+endfunction()
+function(_dlpackpp_unescape line out_var)
+  string(REPLACE "@RB@" "]" line "${line}")
+  string(REPLACE "@LB@" "[" line "${line}")
+  string(REPLACE "@SC@" ";" line "${line}")
+  string(REPLACE "@BS@" "\\" line "${line}")
+  string(REPLACE "@AT@" "@" line "${line}")
+  set(${out_var} "${line}" PARENT_SCOPE)
+endfunction()
+
 function(_dlpackpp_inline relative)
-  # Raw text, not file(STRINGS), which drops empty lines. Characters that CMake lists treat
-  # specially (\\ ; [ ]) are swapped for placeholders while the text is a list of lines.
+  # Raw text, not file(STRINGS), which drops empty lines.
   file(READ "${_include_dir}/${relative}" _text)
-  string(REPLACE "@" "@AT@" _text "${_text}")
-  string(REPLACE "\\" "@BS@" _text "${_text}")
-  string(REPLACE ";" "@SC@" _text "${_text}")
-  string(REPLACE "[" "@LB@" _text "${_text}")
-  string(REPLACE "]" "@RB@" _text "${_text}")
-  string(REPLACE "\n" ";" _lines "${_text}")
+  _dlpackpp_split_lines("${_text}" _lines)
   set(_out "// ---- begin ${relative} ----\n")
   foreach(_line IN LISTS _lines)
     if(_line MATCHES "^#pragma once")
@@ -42,11 +59,7 @@ function(_dlpackpp_inline relative)
         string(APPEND _out "// #include \"${_dep}\" (already inlined)\n")
       endif()
     else()
-      string(REPLACE "@RB@" "]" _line "${_line}")
-      string(REPLACE "@LB@" "[" _line "${_line}")
-      string(REPLACE "@SC@" ";" _line "${_line}")
-      string(REPLACE "@BS@" "\\" _line "${_line}")
-      string(REPLACE "@AT@" "@" _line "${_line}")
+      _dlpackpp_unescape("${_line}" _line)
       string(APPEND _out "${_line}\n")
     endif()
   endforeach()
@@ -73,3 +86,50 @@ set(_result "${_banner}${_dlpackpp_inlined}#endif  // DLPACKPP_SINGLE_HEADER_HPP
 # Each file's trailing newline became an empty list item; keep the output stable.
 string(REGEX REPLACE "\n\n\n+" "\n\n" _result "${_result}")
 file(WRITE "${OUTPUT}" "${_result}")
+
+# The opt-in headers: the core they include becomes the single header; a detail header only they
+# use is inlined; another opt-in header stays an include of its vendored sibling.
+get_filename_component(_output_dir "${OUTPUT}" DIRECTORY)
+file(GLOB _top_level RELATIVE "${_include_dir}" "${_include_dir}/dlpackpp/*.hpp")
+list(SORT _top_level)
+set(_core "${_seen}")
+foreach(_optin IN LISTS _top_level)
+  list(FIND _core "${_optin}" _index)
+  if(NOT _index EQUAL -1)
+    continue()
+  endif()
+  file(READ "${_include_dir}/${_optin}" _text)
+  _dlpackpp_split_lines("${_text}" _lines)
+  set(_out "")
+  set(_core_included FALSE)
+  set(_seen "${_core}")
+  foreach(_line IN LISTS _lines)
+    if(_line MATCHES "^#include \"(dlpackpp/[^\"]+)\"(.*)$")
+      set(_dep "${CMAKE_MATCH_1}")
+      list(FIND _core "${_dep}" _in_core)
+      list(FIND _top_level "${_dep}" _is_top)
+      list(FIND _seen "${_dep}" _was_seen)
+      if(NOT _in_core EQUAL -1)
+        if(NOT _core_included)
+          string(APPEND _out "#include \"dlpackpp/dlpackpp.hpp\"  // the single header: the whole core\n")
+          set(_core_included TRUE)
+        endif()
+        continue()
+      elseif(NOT _is_top EQUAL -1 OR NOT _was_seen EQUAL -1)
+        _dlpackpp_unescape("${_line}" _line)
+        string(APPEND _out "${_line}\n")
+        continue()
+      endif()
+      list(APPEND _seen "${_dep}")
+      _dlpackpp_inline("${_dep}")
+      string(APPEND _out "// #include \"${_dep}\" (inlined below)\n${_dlpackpp_inlined}")
+      continue()
+    endif()
+    _dlpackpp_unescape("${_line}" _line)
+    string(APPEND _out "${_line}\n")
+  endforeach()
+  string(REGEX REPLACE "\n\n\n+" "\n\n" _out "${_out}")
+  string(REGEX REPLACE "\n+$" "\n" _out "${_out}")
+  get_filename_component(_name "${_optin}" NAME)
+  file(WRITE "${_output_dir}/${_name}" "// Generated by cmake/amalgamate.cmake from include/${_optin}; do not edit by hand.\n${_out}")
+endforeach()
