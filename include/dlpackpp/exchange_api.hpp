@@ -94,6 +94,10 @@ DLPACKPP_COLD inline Error exchange_no_result(const char* function, const char* 
   return make_error(Errc::null_pointer, function, " returned success but no ", what);
 }
 
+DLPACKPP_COLD inline Error impl_no_result(const char* function, const char* what) {
+  return make_error(Errc::null_pointer, "Impl::", function, " returned no ", what);
+}
+
 /// What the consumer's SetError callback records for allocate_like(): the first report only.
 struct AllocatorErrorSink {
   std::string kind;
@@ -401,7 +405,7 @@ struct ExchangeTrampolines {
       }
       auto made = as_result(Impl::managed_tensor_allocator(*prototype));
       if (!made) return made.error();
-      if (!*made) return exchange_no_result("Impl::managed_tensor_allocator", "tensor");
+      if (!*made) return impl_no_result("managed_tensor_allocator", "tensor");
       *out = made->release();
       return {};
     });
@@ -415,7 +419,7 @@ struct ExchangeTrampolines {
       if (py_object == nullptr) return exchange_null_argument(function, "py_object");
       auto made = as_result(Impl::managed_tensor_from_py_object_no_sync(py_object));
       if (!made) return made.error();
-      if (!*made) return exchange_no_result("Impl::managed_tensor_from_py_object_no_sync", "tensor");
+      if (!*made) return impl_no_result(function, "tensor");
       *out = made->release();
       return {};
     });
@@ -442,7 +446,7 @@ struct ExchangeTrampolines {
     const int rc = exchange_guard(&report, [&]() -> Result<void> {
       auto object = as_result(Impl::managed_tensor_to_py_object_no_sync(owned));
       if (!object) return object.error();
-      if (*object == nullptr) return exchange_no_result("Impl::managed_tensor_to_py_object_no_sync", "object");
+      if (*object == nullptr) return impl_no_result(function, "object");
       *out_py_object = *object;
       return {};
     });
