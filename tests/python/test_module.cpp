@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: Apache-2.0
+// The extension module the Python tests drive: every entry point of <dlpackpp/python.hpp>
+// exposed to Python, a tensor producer that counts its deleters, and a mock framework whose
+// type publishes __dlpack_c_exchange_api__ (made with make_exchange_api) and whose
+// __dlpack__ must never be called.
+#include <dlpackpp/python.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+// The module's name (the same source is built as several variants).
+#ifndef DLPACKPP_TEST_MODULE_NAME
+#define DLPACKPP_TEST_MODULE_NAME dlpackpp_test
+#endif
+#define DLPACKPP_TEST_STR2(x) #x
+#define DLPACKPP_TEST_STR(x) DLPACKPP_TEST_STR2(x)
+
+namespace py = dlpackpp::python;
+using dlpackpp::DataType;
+using dlpackpp::Device;
+using dlpackpp::Error;
+using dlpackpp::Errc;
+using dlpackpp::Result;
+using dlpackpp::TensorView;
+
+namespace {
+
+std::atomic<long> g_deleters{0};
+
+// The owner of a counted export: the bytes plus one tick of g_deleters when destroyed.
+struct Counted {
+  std::vector<unsigned char> bytes;
+  bool live = true;
+  explicit Counted(std::size_t n) : bytes(n) {}
+  Counted(Counted&& other) noexcept : bytes(std::move(other.bytes)), live(other.live) { other.live = false; }
+  Counted& operator=(Counted&&) = delete;
+  ~Counted() {
+    if (live) ++g_deleters;
+  }
+};
+
+PyObject* fail(const Error& e) {
+  py::set_python_error(e);
+  return nullptr;
+}
+
+// Every element in logical (row-major) order, as raw bytes: compared with NumPy's own
+// tobytes() of a C-contiguous copy, so layout, offsets and values are all checked.
+std::string gather(const TensorView& v) {
+  std::string out;
+  if (v.numel() == 0) return out;
+  const auto item = static_cast<std::size_t>(v.dtype().bits() / 8u * v.dtype().lanes());
+  const auto* base = static_cast<const char*>(v.const_data());
+  const int ndim = v.ndim();
+  std::vector<std::int64_t> index(static_cast<std::size_t>(ndim), 0);
+  for (std::int64_t n = 0; n < v.numel(); ++n) {
+    std::int64_t offset = 0;
+    for (int d = 0; d < ndim; ++d) offset += index[static_cast<std::size_t>(d)] * v.stride(d);
+    out.append(base + offset * static_cast<std::int64_t>(item), item);
+    for (int d = ndim - 1; d >= 0; --d) {
+      if (++index[static_cast<std::size_t>(d)] < v.shape(d)) break;
+      index[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return out;
+}
+
+PyObject* int_tuple(dlpackpp::IntSpan values) {
+  PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(values.size()));
+  for (std::size_t i = 0; t != nullptr && i < values.size(); ++i) {
+    PyTuple_SetItem(t, static_cast<Py_ssize_t>(i), PyLong_FromLongLong(static_cast<long long>(values[i])));
+  }
+  return t;
+}
+
+// A dict describing a view (what the tests compare with NumPy/PyTorch).
+PyObject* describe(const TensorView& v) {
+  const std::string data = gather(v);
+  return Py_BuildValue("{s:N,s:N,s:s,s:s,s:K,s:O,s:y#,s:K}", "shape", int_tuple(v.shape()), "strides",
+                       int_tuple(v.strides()), "dtype", v.dtype().to_string().c_str(), "device",
+                       v.device().to_string().c_str(), "flags", static_cast<unsigned long long>(v.flags()),
+                       "read_only", v.read_only() ? Py_True : Py_False, "data", data.data(),
+                       static_cast<Py_ssize_t>(data.size()), "byte_offset",
+                       static_cast<unsigned long long>(v.byte_offset()));
+}
+
+bool parse_options(PyObject* stream, PyObject* dl_device, PyObject* copy, py::ImportOptions& options) {
+  if (stream != Py_None) options.stream = static_cast<std::intptr_t>(PyLong_AsLongLong(stream));
+  if (dl_device != Py_None) {
+    int type = 0;
+    int id = 0;
+    if (PyArg_ParseTuple(dl_device, "ii", &type, &id) == 0) return false;
+    options.dl_device = Device::from_code(type, id);
+  }
+  if (copy != Py_None) options.copy = PyObject_IsTrue(copy) != 0;
+  return PyErr_Occurred() == nullptr;
+}
+
+// import_tensor(obj, *, stream=None, dl_device=None, copy=None) -> dict, through try_from_dlpack.
+PyObject* import_tensor(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"obj", "stream", "dl_device", "copy", nullptr};
+  PyObject* obj = nullptr;
+  PyObject* stream = Py_None;
+  PyObject* dl_device = Py_None;
+  PyObject* copy = Py_None;
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO", const_cast<char**>(names), &obj, &stream,
+                                  &dl_device, &copy) == 0) {
+    return nullptr;
+  }
+  py::ImportOptions options;
+  if (!parse_options(stream, dl_device, copy, options)) return nullptr;
+  Result<py::ImportedTensor> t = py::try_from_dlpack(obj, options);
+  if (!t) return fail(t.error());
+  PyObject* d = describe(t->view());
+  if (d != nullptr) {
+    PyDict_SetItemString(d, "is_copied", t->is_copied() ? Py_True : Py_False);
+  }
+  return d;
+}
+
+// from_capsule(capsule) -> dict, through try_from_capsule.
+PyObject* from_capsule(PyObject*, PyObject* capsule) {
+  Result<py::ImportedTensor> t = py::try_from_capsule(capsule);
+  if (!t) return fail(t.error());
+  return describe(t->view());
+}
+
+// borrow(obj) -> dict, through try_borrow (the view lives only inside the callback).
+PyObject* borrow(PyObject*, PyObject* obj) {
+  Result<PyObject*> d = py::try_borrow(obj, [](const TensorView& v) { return describe(v); });
+  if (!d) return fail(d.error());
+  return *d;
+}
+
+// write_first(obj, value): writes element 0 (float32/float64/int32/int64) through the
+// import's typed, checked access: READ_ONLY imports must refuse.
+PyObject* write_first(PyObject*, PyObject* args) {
+  PyObject* obj = nullptr;
+  double value = 0;
+  if (PyArg_ParseTuple(args, "Od", &obj, &value) == 0) return nullptr;
+  Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
+  if (!t) return fail(t.error());
+  const TensorView v = t->view();
+  Result<void> written = [&]() -> Result<void> {
+    if (v.dtype() == DataType::float32()) {
+      Result<float*> p = v.try_data<float>();
+      if (!p) return p.error();
+      **p = static_cast<float>(value);
+    } else if (v.dtype() == DataType::float64()) {
+      Result<double*> p = v.try_data<double>();
+      if (!p) return p.error();
+      **p = value;
+    } else if (v.dtype() == DataType::int64()) {
+      Result<std::int64_t*> p = v.try_data<std::int64_t>();
+      if (!p) return p.error();
+      **p = static_cast<std::int64_t>(value);
+    } else {
+      Result<std::int32_t*> p = v.try_data<std::int32_t>();
+      if (!p) return p.error();
+      **p = static_cast<std::int32_t>(value);
+    }
+    return {};
+  }();
+  if (!written) return fail(written.error());
+  Py_RETURN_NONE;
+}
+
+// A C++ tensor of `shape` and `dtype` whose elements are 0, 1, 2, ... and whose owner ticks
+// g_deleters once.
+Result<py::ImportedTensor> make_counted(PyObject* shape_obj, const char* dtype_name, bool read_only) {
+  Result<DataType> dtype = DataType::try_parse(dtype_name);
+  if (!dtype) return dtype.error();
+  std::vector<std::int64_t> shape;
+  const Py_ssize_t ndim = PyTuple_Size(shape_obj);
+  std::int64_t numel = 1;
+  for (Py_ssize_t i = 0; i < ndim; ++i) {
+    shape.push_back(PyLong_AsLongLong(PyTuple_GetItem(shape_obj, i)));
+    numel *= shape.back();
+  }
+  const auto item = static_cast<std::size_t>(dtype->bits() / 8u);
+  Counted owner(static_cast<std::size_t>(numel) * item);
+  for (std::int64_t i = 0; i < numel; ++i) {
+    unsigned char* p = owner.bytes.data() + static_cast<std::size_t>(i) * item;
+    if (*dtype == DataType::float32()) {
+      const auto f = static_cast<float>(i);
+      std::memcpy(p, &f, sizeof f);
+    } else if (*dtype == DataType::float64()) {
+      const auto f = static_cast<double>(i);
+      std::memcpy(p, &f, sizeof f);
+    } else if (*dtype == DataType::int64()) {
+      const auto f = static_cast<std::int64_t>(i);
+      std::memcpy(p, &f, sizeof f);
+    } else if (*dtype == DataType::int32()) {
+      const auto f = static_cast<std::int32_t>(i);
+      std::memcpy(p, &f, sizeof f);
+    } else {
+      return Error(Errc::unsupported_dtype, "make_counted: float32, float64, int32 or int64 only");
+    }
+  }
+  void* data = numel == 0 ? nullptr : owner.bytes.data();
+#if DLPACKPP_HAS_VERSIONED
+  const std::uint64_t flags = read_only ? dlpackpp::flag::read_only : 0;
+#else
+  const std::uint64_t flags = 0;
+  static_cast<void>(read_only);
+#endif
+  return dlpackpp::try_wrap<py::ImportedTensor>(data, *dtype, shape, {}, Device::cpu(), std::move(owner), flags);
+}
+
+// counted(shape, dtype="float32", read_only=False) -> dlpackpp.Tensor, through to_pyobject.
+PyObject* counted(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"shape", "dtype", "read_only", nullptr};
+  PyObject* shape = nullptr;
+  const char* dtype = "float32";
+  int read_only = 0;
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O!|sp", const_cast<char**>(names), &PyTuple_Type, &shape,
+                                  &dtype, &read_only) == 0) {
+    return nullptr;
+  }
+  Result<py::ImportedTensor> t = make_counted(shape, dtype, read_only != 0);
+  if (!t) return fail(t.error());
+  return py::to_pyobject(std::move(*t));
+}
+
+// counted_capsule(shape, dtype="float32", versioned=True) -> a capsule, through to_capsule.
+PyObject* counted_capsule(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"shape", "dtype", "versioned", nullptr};
+  PyObject* shape = nullptr;
+  const char* dtype = "float32";
+  int versioned = 1;
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O!|sp", const_cast<char**>(names), &PyTuple_Type, &shape,
+                                  &dtype, &versioned) == 0) {
+    return nullptr;
+  }
+  Result<py::ImportedTensor> t = make_counted(shape, dtype, false);
+  if (!t) return fail(t.error());
+#if DLPACKPP_HAS_VERSIONED
+  if (versioned == 0) return py::to_capsule(dlpackpp::to_legacy(std::move(*t)));
+#endif
+  return py::to_capsule(std::move(*t));
+}
+
+PyObject* deleter_count(PyObject*, PyObject*) { return PyLong_FromLong(g_deleters.load()); }
+
+// drop_on_thread(obj): imports obj, then destroys the import on a std::thread while this
+// thread has released the GIL (the producer's deleter must take the GIL itself).
+PyObject* drop_on_thread(PyObject*, PyObject* obj) {
+  Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
+  if (!t) return fail(t.error());
+  py::ImportedTensor owned = std::move(*t);
+  Py_BEGIN_ALLOW_THREADS
+  std::thread([&owned] { owned.reset(); }).join();
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+
+// owner_drop_on_thread(owner): a tensor whose deleter releases `owner` (a py::ObjectRef),
+// destroyed on a std::thread while the GIL is released.
+PyObject* owner_drop_on_thread(PyObject*, PyObject* owner) {
+  static float storage[4] = {1, 2, 3, 4};
+  Result<py::ImportedTensor> t = dlpackpp::try_wrap<py::ImportedTensor>(
+      storage, DataType::float32(), {4}, {}, Device::cpu(), py::ObjectRef::borrow(owner));
+  if (!t) return fail(t.error());
+  py::ImportedTensor owned = std::move(*t);
+  Py_BEGIN_ALLOW_THREADS
+  std::thread([&owned] { owned.reset(); }).join();
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+
+// Tensors kept by C++ statics: destroyed after the interpreter is gone.
+std::optional<py::ImportedTensor>& kept_at_exit() {
+  static std::optional<py::ImportedTensor> kept;
+  return kept;
+}
+
+// keep_until_exit(owner): a tensor owning a reference to `owner`, alive in a C++ static until
+// the process exits (after Py_Finalize): its deleter must then do nothing.
+PyObject* keep_until_exit(PyObject*, PyObject* owner) {
+  static float storage[2] = {1, 2};
+  Result<py::ImportedTensor> t = dlpackpp::try_wrap<py::ImportedTensor>(
+      storage, DataType::float32(), {2}, {}, Device::cpu(), py::ObjectRef::borrow(owner));
+  if (!t) return fail(t.error());
+  kept_at_exit() = std::move(*t);
+  Py_RETURN_NONE;
+}
+
+// owner_tensor(owner) -> dlpackpp.Tensor whose deleter releases `owner` (for finalization).
+PyObject* owner_tensor(PyObject*, PyObject* owner) {
+  static float storage[2] = {1, 2};
+  Result<py::ImportedTensor> t = dlpackpp::try_wrap<py::ImportedTensor>(
+      storage, DataType::float32(), {2}, {}, Device::cpu(), py::ObjectRef::borrow(owner));
+  if (!t) return fail(t.error());
+  return py::to_pyobject(std::move(*t));
+}
+
+PyObject* tensor_type(PyObject*, PyObject*) {
+  PyTypeObject* type = py::tensor_type();
+  if (type == nullptr) return nullptr;
+  Py_INCREF(type);
+  return reinterpret_cast<PyObject*>(type);
+}
+
+// current_stream(obj, device_type, device_id) -> int (the stream's address; 0 for none).
+PyObject* current_stream(PyObject*, PyObject* args) {
+  PyObject* obj = nullptr;
+  int type = 0;
+  int id = 0;
+  if (PyArg_ParseTuple(args, "Oii", &obj, &type, &id) == 0) return nullptr;
+  Result<void*> s = py::current_stream(obj, Device::from_code(type, id));
+  if (!s) return fail(s.error());
+  return PyLong_FromVoidPtr(*s);
+}
+
+PyObject* has_exchange_api(PyObject*, PyObject*) { return PyBool_FromLong(DLPACKPP_HAS_EXCHANGE_API); }
+
+// raise_error(code_name): set_python_error's mapping from Errc to Python exceptions.
+PyObject* raise_error(PyObject*, PyObject* args) {
+  int code = 0;
+  if (PyArg_ParseTuple(args, "i", &code) == 0) return nullptr;
+  return fail(Error(static_cast<Errc>(code), "raised on request"));
+}
+
+// ---- the mock framework ---------------------------------------------------------------------
+#if DLPACKPP_HAS_EXCHANGE_API
+struct MockStats {
+  long from_object = 0;
+  long borrow = 0;
+  long to_object = 0;
+  long allocate = 0;
+  long stream = 0;
+  long dunder = 0;
+};
+MockStats g_mock;
+
+struct MockObject {
+  PyObject_HEAD
+  float values[6];
+  std::int64_t shape[2];
+  int mode;  // 0 works, 1: every table function throws an Error, 2: throws std::runtime_error
+};
+
+PyObject* g_mock_type = nullptr;
+
+MockObject* as_mock(void* obj) { return static_cast<MockObject*>(obj); }
+
+void maybe_throw(const MockObject* m) {
+  if (m->mode == 1) throw Error(Errc::unsupported_device, "mock: refused on request");
+  if (m->mode == 2) throw std::runtime_error("mock: a plain C++ exception");
+}
+
+// The mock's exchange table: owning imports copy the values into a fresh export; borrows
+// point into the object.
+struct MockImpl {
+  static dlpackpp::ManagedTensor managed_tensor_allocator(const DLTensor& prototype) {
+    ++g_mock.allocate;
+    return dlpackpp::allocate(prototype.dtype, {prototype.shape, static_cast<std::size_t>(prototype.ndim)});
+  }
+  static dlpackpp::ManagedTensor managed_tensor_from_py_object_no_sync(void* obj) {
+    ++g_mock.from_object;
+    MockObject* m = as_mock(obj);
+    maybe_throw(m);
+    return dlpackpp::from_vector(std::vector<float>(m->values, m->values + 6), {m->shape[0], m->shape[1]});
+  }
+  static void* managed_tensor_to_py_object_no_sync(dlpackpp::ManagedTensor& tensor) {
+    ++g_mock.to_object;
+    return py::to_pyobject(std::move(tensor));
+  }
+  static void dltensor_from_py_object_no_sync(void* obj, DLTensor& out) {
+    ++g_mock.borrow;
+    MockObject* m = as_mock(obj);
+    maybe_throw(m);
+    out.data = m->values;
+    out.device = Device::cpu();
+    out.ndim = 2;
+    out.dtype = DataType::float32();
+    out.shape = m->shape;
+    out.strides = nullptr;
+    out.byte_offset = 0;
+  }
+  static void* current_work_stream(Device device) {
+    ++g_mock.stream;
+    return device == Device::cpu() ? nullptr : reinterpret_cast<void*>(std::uintptr_t{0x1234});
+  }
+  static void set_error(std::string_view kind, std::string_view message) {
+    PyObject* type = kind == "BufferError" ? PyExc_BufferError : PyExc_RuntimeError;
+    PyErr_SetString(type, std::string(message).c_str());
+  }
+};
+
+PyObject* mock_dunder(PyObject*, PyObject*, PyObject*) {
+  ++g_mock.dunder;
+  PyErr_SetString(PyExc_AssertionError, "MockTensor.__dlpack__ must not be called: the exchange API is there");
+  return nullptr;
+}
+
+PyObject* mock_type() {
+  if (g_mock_type != nullptr) return g_mock_type;
+  static PyMethodDef methods[] = {
+      {"__dlpack__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&mock_dunder)),
+       METH_VARARGS | METH_KEYWORDS, nullptr},
+      {nullptr, nullptr, 0, nullptr}};
+  static PyType_Slot slots[] = {{Py_tp_methods, methods}, {0, nullptr}};
+  static PyType_Spec spec = {DLPACKPP_TEST_STR(DLPACKPP_TEST_MODULE_NAME) ".MockTensor", static_cast<int>(sizeof(MockObject)), 0,
+                             Py_TPFLAGS_DEFAULT, slots};
+  PyObject* type = PyType_FromSpec(&spec);
+  if (type == nullptr) return nullptr;
+  PyObject* api = PyCapsule_New(const_cast<DLPackExchangeAPI*>(dlpackpp::make_exchange_api<MockImpl>()),
+                                "dlpack_exchange_api", nullptr);
+  if (api == nullptr || PyObject_SetAttrString(type, "__dlpack_c_exchange_api__", api) != 0) {
+    Py_XDECREF(api);
+    Py_DECREF(type);
+    return nullptr;
+  }
+  Py_DECREF(api);
+  g_mock_type = type;
+  return type;
+}
+
+// mock(mode=0) -> a MockTensor holding [[0, 1, 2], [3, 4, 5]] as float32.
+PyObject* mock(PyObject*, PyObject* args) {
+  int mode = 0;
+  if (PyArg_ParseTuple(args, "|i", &mode) == 0) return nullptr;
+  PyObject* type = mock_type();
+  if (type == nullptr) return nullptr;
+  PyObject* obj = PyType_GenericAlloc(reinterpret_cast<PyTypeObject*>(type), 0);
+  if (obj == nullptr) return nullptr;
+  auto* m = reinterpret_cast<MockObject*>(obj);
+  for (int i = 0; i < 6; ++i) m->values[i] = static_cast<float>(i);
+  m->shape[0] = 2;
+  m->shape[1] = 3;
+  m->mode = mode;
+  return obj;
+}
+
+PyObject* mock_stats(PyObject*, PyObject*) {
+  return Py_BuildValue("{s:l,s:l,s:l,s:l,s:l,s:l}", "from_object", g_mock.from_object, "borrow", g_mock.borrow,
+                       "to_object", g_mock.to_object, "allocate", g_mock.allocate, "stream", g_mock.stream,
+                       "dunder", g_mock.dunder);
+}
+
+// mock_to_object(shape): a counted C++ tensor handed to the mock's producer through
+// dlpackpp::to_object (its to_py_object entry wraps it in a dlpackpp.Tensor).
+PyObject* mock_to_object(PyObject*, PyObject* shape) {
+  Result<py::ImportedTensor> t = make_counted(shape, "float32", false);
+  if (!t) return fail(t.error());
+  Result<void*> obj = dlpackpp::to_object(dlpackpp::make_exchange_api<MockImpl>(), std::move(*t));
+  if (!obj) return fail(obj.error());
+  return static_cast<PyObject*>(*obj);
+}
+#endif
+
+PyMethodDef g_methods[] = {
+    {"import_tensor", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&import_tensor)),
+     METH_VARARGS | METH_KEYWORDS, "try_from_dlpack, described"},
+    {"from_capsule", &from_capsule, METH_O, "try_from_capsule, described"},
+    {"borrow", &borrow, METH_O, "try_borrow, described"},
+    {"write_first", &write_first, METH_VARARGS, "write element 0 through the import"},
+    {"counted", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&counted)),
+     METH_VARARGS | METH_KEYWORDS, "a counted C++ tensor as dlpackpp.Tensor"},
+    {"counted_capsule", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&counted_capsule)),
+     METH_VARARGS | METH_KEYWORDS, "a counted C++ tensor as a capsule"},
+    {"deleter_count", &deleter_count, METH_NOARGS, "deleters run so far"},
+    {"drop_on_thread", &drop_on_thread, METH_O, "import, then destroy on a thread without the GIL"},
+    {"owner_drop_on_thread", &owner_drop_on_thread, METH_O, "ObjectRef released on a thread"},
+    {"keep_until_exit", &keep_until_exit, METH_O, "a tensor kept by a C++ static"},
+    {"owner_tensor", &owner_tensor, METH_O, "dlpackpp.Tensor owning a reference"},
+    {"tensor_type", &tensor_type, METH_NOARGS, "dlpackpp.Tensor"},
+    {"current_stream", &current_stream, METH_VARARGS, "python::current_stream"},
+    {"has_exchange_api", &has_exchange_api, METH_NOARGS, "DLPACKPP_HAS_EXCHANGE_API"},
+    {"raise_error", &raise_error, METH_VARARGS, "set_python_error(Error(code))"},
+#if DLPACKPP_HAS_EXCHANGE_API
+    {"mock", &mock, METH_VARARGS, "a MockTensor"},
+    {"mock_stats", &mock_stats, METH_NOARGS, "calls into the mock's table"},
+    {"mock_to_object", &mock_to_object, METH_O, "to_object through the mock's table"},
+#endif
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef g_module = {PyModuleDef_HEAD_INIT, DLPACKPP_TEST_STR(DLPACKPP_TEST_MODULE_NAME), nullptr, -1,
+                        g_methods, nullptr, nullptr, nullptr, nullptr};
+
+}  // namespace
+
+#define DLPACKPP_TEST_INIT2(name) PyInit_##name
+#define DLPACKPP_TEST_INIT(name) DLPACKPP_TEST_INIT2(name)
+PyMODINIT_FUNC DLPACKPP_TEST_INIT(DLPACKPP_TEST_MODULE_NAME)() { return PyModule_Create(&g_module); }
