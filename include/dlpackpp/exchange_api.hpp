@@ -4,8 +4,8 @@
 /// table in a chain, typed consumer wrappers over one table, and make_exchange_api<Impl>()
 /// for producers. Needs no Python.h: the table passes a PyObject* as void*.
 ///
-/// Empty (apart from the configuration) where the dlpack.h in force does not declare the
-/// API, i.e. where DLPACKPP_HAS_EXCHANGE_API is 0. Both spellings of the header's link to the
+/// Empty, apart from the Errc-to-Python-exception table that python.hpp shares, where the
+/// dlpack.h in force does not declare the API (DLPACKPP_HAS_EXCHANGE_API is 0). Both spellings of the header's link to the
 /// older table are understood: `prev_api` (DLPack 1.2+) and `prev_version_api` (the draft
 /// some 1.1-era framework headers carry; predefine DLPACKPP_HAS_EXCHANGE_API=1 for those).
 ///
@@ -17,6 +17,45 @@
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/error.hpp"
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+/// The Python exception class an Errc maps to, for every header that reports errors to
+/// Python (the producer kit's SetError kinds, python.hpp's exceptions); defined whatever
+/// dlpack.h is in force.
+enum class PythonErrorClass { buffer_error, type_error, value_error };
+
+/// BufferError for what cannot be exchanged (version, device, flags, writability),
+/// TypeError for a wrong or unsupported dtype or rank, ValueError for the rest.
+constexpr PythonErrorClass python_error_class(Errc code) noexcept {
+  switch (code) {
+    case Errc::version_mismatch:
+    case Errc::unsupported_device:
+    case Errc::device_mismatch:
+    case Errc::invalid_flags:
+    case Errc::read_only:
+      return PythonErrorClass::buffer_error;
+    case Errc::unsupported_dtype:
+    case Errc::dtype_mismatch:
+    case Errc::rank_mismatch:
+      return PythonErrorClass::type_error;
+    default:
+      return PythonErrorClass::value_error;
+  }
+}
+
+/// The Python name of the class: "BufferError", "TypeError" or "ValueError".
+constexpr const char* python_error_name(PythonErrorClass c) noexcept {
+  switch (c) {
+    case PythonErrorClass::buffer_error: return "BufferError";
+    case PythonErrorClass::type_error: return "TypeError";
+    case PythonErrorClass::value_error: break;
+  }
+  return "ValueError";
+}
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
 
 #if DLPACKPP_HAS_EXCHANGE_API
 
@@ -272,24 +311,9 @@ inline Result<void*> to_object(const DLPackExchangeAPI* api, ManagedTensor&& ten
 
 namespace detail {
 
-/// The Python exception a producer reports an Error as: BufferError for what cannot be
-/// exchanged (version, device, flags, writability), TypeError for a wrong or unsupported
-/// dtype or rank, ValueError for the rest.
+/// The kind (a Python exception name) the producer kit reports an Error as.
 constexpr const char* error_kind(Errc code) noexcept {
-  switch (code) {
-    case Errc::version_mismatch:
-    case Errc::unsupported_device:
-    case Errc::device_mismatch:
-    case Errc::invalid_flags:
-    case Errc::read_only:
-      return "BufferError";
-    case Errc::unsupported_dtype:
-    case Errc::dtype_mismatch:
-    case Errc::rank_mismatch:
-      return "TypeError";
-    default:
-      return "ValueError";
-  }
+  return python_error_name(python_error_class(code));
 }
 
 // Which of the optional and required Impl functions exist, with the contracted signatures.
