@@ -841,12 +841,14 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   if (DLPACKPP_UNLIKELY(capsule == nullptr)) {
     if (!legacy && PyErr_ExceptionMatches(PyExc_TypeError) != 0) {
       // An older producer: its __dlpack__ takes no max_version. Retry without the new
-      // keywords and remember the type only if that works (the TypeError may have meant
-      // something else, and then the first error is the one to report).
+      // keywords. Unless the retry fails with TypeError too (then the first TypeError meant
+      // something else and is the one reported), the type speaks the legacy protocol: that
+      // is remembered, and a refusal of the retry (e.g. NumPy 1.x's BufferError for a
+      // read-only array) is the error reported.
       RaisedError first;
       first.fetch();
       capsule = call_dlpack(in, obj, legacy_mask, options);
-      if (capsule != nullptr) {
+      if (capsule != nullptr || PyErr_ExceptionMatches(PyExc_TypeError) == 0) {
         first.clear();
         legacy = true;
         remember_legacy(in, type);

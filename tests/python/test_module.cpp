@@ -248,6 +248,38 @@ PyObject* counted_capsule(PyObject*, PyObject* args, PyObject* kwargs) {
   return py::to_capsule(std::move(*t));
 }
 
+// from_bytes(data, shape, dtype, read_only=False) -> dlpackpp.Tensor holding a copy of
+// `data` (row-major) as `dtype` (any name DataType::parse knows, e.g. "bfloat16"); counted.
+PyObject* from_bytes(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"data", "shape", "dtype", "read_only", nullptr};
+  const char* bytes = nullptr;
+  Py_ssize_t size = 0;
+  PyObject* shape_obj = nullptr;
+  const char* dtype_name = nullptr;
+  int read_only = 0;
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "y#O!s|p", const_cast<char**>(names), &bytes, &size,
+                                  &PyTuple_Type, &shape_obj, &dtype_name, &read_only) == 0) {
+    return nullptr;
+  }
+  Result<DataType> dtype = DataType::try_parse(dtype_name);
+  if (!dtype) return fail(dtype.error());
+  std::vector<std::int64_t> shape;
+  for (Py_ssize_t i = 0; i < PyTuple_Size(shape_obj); ++i) shape.push_back(PyLong_AsLongLong(PyTuple_GetItem(shape_obj, i)));
+  Counted owner(static_cast<std::size_t>(size));
+  if (size > 0) std::memcpy(owner.bytes.data(), bytes, static_cast<std::size_t>(size));
+  void* data = size == 0 ? nullptr : owner.bytes.data();
+#if DLPACKPP_HAS_VERSIONED
+  const std::uint64_t flags = read_only != 0 ? dlpackpp::flag::read_only : 0;
+#else
+  const std::uint64_t flags = 0;
+#endif
+  Result<py::ImportedTensor> t =
+      dlpackpp::try_wrap<py::ImportedTensor>(data, *dtype, shape, {}, Device::cpu(), std::move(owner), flags);
+  if (!t) return fail(t.error());
+  if (t->nbytes() != size) return fail(Error(Errc::invalid_argument, "from_bytes: size does not match shape and dtype"));
+  return py::to_pyobject(std::move(*t));
+}
+
 PyObject* deleter_count(PyObject*, PyObject*) { return PyLong_FromLong(g_deleters.load()); }
 
 // drop_on_thread(obj): imports obj, then destroys the import on a std::thread while this
@@ -468,6 +500,8 @@ PyMethodDef g_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "a counted C++ tensor as dlpackpp.Tensor"},
     {"counted_capsule", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&counted_capsule)),
      METH_VARARGS | METH_KEYWORDS, "a counted C++ tensor as a capsule"},
+    {"from_bytes", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&from_bytes)),
+     METH_VARARGS | METH_KEYWORDS, "a dlpackpp.Tensor of any dtype from raw bytes"},
     {"deleter_count", &deleter_count, METH_NOARGS, "deleters run so far"},
     {"drop_on_thread", &drop_on_thread, METH_O, "import, then destroy on a thread without the GIL"},
     {"owner_drop_on_thread", &owner_drop_on_thread, METH_O, "ObjectRef released on a thread"},

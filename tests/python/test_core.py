@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Capsules, set_python_error and the dlpackpp.Tensor type, with no third-party peer."""
+import array
+import gc
+import struct
+import unittest
+
+from support import LEGACY_HEADER, m, main
+
+FLOATS_0_TO_5 = struct.pack("6f", 0, 1, 2, 3, 4, 5)
+
+
+class Deleters:
+    """Counts the C++ deleters that ran inside a with-block."""
+
+    def __enter__(self):
+        gc.collect()
+        self.start = m.deleter_count()
+        return self
+
+    def ran(self):
+        gc.collect()
+        return m.deleter_count() - self.start
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Capsules(unittest.TestCase):
+    def test_versioned_and_legacy_capsules_round_trip_and_delete_once(self):
+        for versioned in (True, False):
+            with Deleters() as d:
+                cap = m.counted_capsule((2, 3), versioned=versioned)
+                info = m.from_capsule(cap)
+                self.assertEqual(info["shape"], (2, 3))
+                self.assertEqual(info["strides"], (3, 1))
+                self.assertEqual(info["dtype"], "float32")
+                self.assertEqual(info["data"], FLOATS_0_TO_5)
+                self.assertEqual(d.ran(), 1)
+                del cap
+                self.assertEqual(d.ran(), 1)
+
+    def test_a_capsule_cannot_be_consumed_twice(self):
+        with Deleters() as d:
+            cap = m.counted_capsule((6,))
+            m.from_capsule(cap)
+            with self.assertRaisesRegex(ValueError, "already consumed"):
+                m.from_capsule(cap)
+            del cap
+            self.assertEqual(d.ran(), 1)
+
+    def test_an_unconsumed_capsule_deletes_once_when_it_dies(self):
+        with Deleters() as d:
+            cap = m.counted_capsule((2, 2))
+            self.assertEqual(d.ran(), 0)
+            del cap
+            self.assertEqual(d.ran(), 1)
+
+    def test_other_capsules_and_objects_are_refused_and_left_alone(self):
+        t = m.counted((2,))
+        api = getattr(type(t), "__dlpack_c_exchange_api__", None)
+        if api is not None:
+            with self.assertRaisesRegex(ValueError, "dlpack_exchange_api"):
+                m.from_capsule(api)
+            self.assertIn('"dlpack_exchange_api"', repr(api))  # not renamed
+        with self.assertRaisesRegex(ValueError, "expected a DLPack capsule"):
+            m.from_capsule(array.array("f", [1.0]))
+
+    def test_set_python_error_maps_codes_to_exceptions(self):
+        buffer_errors = {1: "version_mismatch", 13: "unsupported_device", 14: "device_mismatch",
+                         16: "read_only", 18: "invalid_flags"}
+        type_errors = {11: "unsupported_dtype", 12: "dtype_mismatch", 15: "rank_mismatch"}
+        for code in range(1, 22):
+            expected = (BufferError if code in buffer_errors
+                        else TypeError if code in type_errors else ValueError)
+            with self.assertRaises(expected, msg="Errc value %d" % code) as caught:
+                m.raise_error(code)
+            self.assertIs(type(caught.exception), expected)
+            self.assertIn("raised on request", str(caught.exception))
+
+
+class TensorType(unittest.TestCase):
+    def test_properties_and_device(self):
+        t = m.counted((2, 3), "int64")
+        self.assertEqual(type(t).__name__, "Tensor")
+        self.assertEqual(type(t).__module__, "dlpackpp")
+        self.assertIs(type(t), m.tensor_type())
+        self.assertEqual(t.shape, (2, 3))
+        self.assertEqual(t.dtype, "int64")
+        self.assertEqual(t.device, "cpu")
+        self.assertEqual(t.__dlpack_device__(), (1, 0))
+        self.assertFalse(t.exported)
+        with self.assertRaises(TypeError):
+            type(t)()
+
+    def test_legacy_export_then_a_second_export_is_buffer_error(self):
+        with Deleters() as d:
+            t = m.counted((2, 3))
+            cap = t.__dlpack__()
+            self.assertIn('"dltensor"', repr(cap))
+            self.assertTrue(t.exported)
+            with self.assertRaisesRegex(BufferError, "already exported"):
+                t.__dlpack__()
+            self.assertEqual(t.shape, (2, 3))  # the properties still answer
+            self.assertEqual(m.from_capsule(cap)["data"], FLOATS_0_TO_5)
+            self.assertEqual(d.ran(), 1)
+            del t, cap
+            self.assertEqual(d.ran(), 1)
+
+    @unittest.skipIf(LEGACY_HEADER, "a 0.x dlpack.h has no versioned capsule")
+    def test_versioned_export_on_max_version(self):
+        t = m.counted((3,))
+        cap = t.__dlpack__(max_version=(1, 0))
+        self.assertIn('"dltensor_versioned"', repr(cap))
+        self.assertEqual(m.from_capsule(cap)["shape"], (3,))
+        for old in ((0, 8), None):
+            kwargs = {} if old is None else {"max_version": old}
+            self.assertIn('"dltensor"', repr(m.counted((3,)).__dlpack__(**kwargs)))
+
+    @unittest.skipIf(LEGACY_HEADER, "a 0.x dlpack.h has no READ_ONLY flag")
+    def test_read_only_is_never_exported_as_legacy(self):
+        t = m.counted((2,), read_only=True)
+        self.assertTrue(t.read_only)
+        with self.assertRaisesRegex(BufferError, "READ_ONLY"):
+            t.__dlpack__()
+        self.assertFalse(t.exported)  # refused before anything was handed out
+        info = m.from_capsule(t.__dlpack__(max_version=(1, 3)))
+        self.assertTrue(info["read_only"])
+
+    @unittest.skipIf(LEGACY_HEADER, "a 0.x dlpack.h has no READ_ONLY flag")
+    def test_writing_through_a_read_only_import_is_a_python_exception(self):
+        with self.assertRaisesRegex(BufferError, "read_only|READ_ONLY|read-only"):
+            m.write_first(m.counted((2,), read_only=True), 5.0)
+        m.write_first(m.counted((2,)), 5.0)  # a writable one is fine
+
+    def test_dl_device_and_copy(self):
+        t = m.counted((2, 3))
+        with self.assertRaises(BufferError):
+            t.__dlpack__(dl_device=(2, 0))
+        self.assertFalse(t.exported)
+        if not LEGACY_HEADER:
+            copy = m.from_capsule(t.__dlpack__(max_version=(1, 0), copy=True))
+            self.assertEqual(copy["data"], FLOATS_0_TO_5)
+            self.assertEqual(copy["flags"] & 2, 2)  # IS_COPIED
+            self.assertFalse(t.exported)  # the copy is a new tensor; the original stays
+        info = m.from_capsule(t.__dlpack__(dl_device=(1, 0)))
+        self.assertEqual(info["data"], FLOATS_0_TO_5)
+
+    def test_keywords_only(self):
+        t = m.counted((1,))
+        with self.assertRaises(TypeError):
+            t.__dlpack__(None)
+        with self.assertRaises(TypeError):
+            t.__dlpack__(max_version=1)
+        self.assertFalse(t.exported)
+
+    def test_deleter_runs_once_when_the_last_reference_dies(self):
+        with Deleters() as d:
+            t = m.counted((4,))
+            alias = t
+            del t
+            self.assertEqual(d.ran(), 0)
+            del alias
+            self.assertEqual(d.ran(), 1)
+
+    def test_import_and_borrow_of_a_tensor(self):
+        t = m.counted((2, 3), "int32")
+        self.assertEqual(m.borrow(t)["shape"], (2, 3))
+        self.assertEqual(m.borrow(t)["data"], struct.pack("6i", 0, 1, 2, 3, 4, 5))
+        self.assertFalse(t.exported)  # borrowing takes no ownership
+        self.assertEqual(m.import_tensor(t)["dtype"], "int32")
+        self.assertTrue(t.exported)
+        with self.assertRaisesRegex(BufferError, "already exported"):
+            m.import_tensor(t)
+        with self.assertRaisesRegex(BufferError, "already exported"):
+            m.borrow(t)
+
+
+if __name__ == "__main__":
+    main()

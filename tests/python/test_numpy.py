@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: Apache-2.0
+"""NumPy as producer and consumer: every layout and dtype against NumPy's own values. With
+Debian's NumPy 1.24 (legacy protocol only) the max_version fallback runs for real; NumPy 2.x
+takes the versioned path (its own checks are in test_numpy_versioned.py)."""
+import gc
+import sys
+import unittest
+
+from support import LEGACY_HEADER, m, main, require
+
+np = require("numpy", "NumPy is the reference producer here (apt-get install python3-numpy)")
+NUMPY_VERSION = tuple(int(part) for part in np.__version__.split(".")[:2])
+NUMPY2 = NUMPY_VERSION >= (2, 0)
+
+# NumPy exchanges bool through DLPack from 1.25 on (Debian's 1.24 refuses it).
+DTYPES = (["bool"] if NUMPY_VERSION >= (1, 25) else []) + ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128"]
+
+
+def layouts(dtype):
+    """(name, array) pairs: every layout the tests import, all writable."""
+    base = (np.arange(60) % 7).astype(dtype).reshape(4, 15)
+    return [
+        ("contiguous", base),
+        ("transposed", base.T),
+        ("sliced with steps", base[::2, 1::3]),
+        ("negative steps", base[::-1, ::-2]),
+        ("fortran", np.asfortranarray(base)),
+        ("3-d permuted", base.reshape(3, 4, 5).transpose(2, 0, 1)),
+        ("0-d", np.array(base[1, 2])),
+        ("zero-size", base[:0]),
+        ("zero-size inner", base[:, 3:3]),
+        ("column", base[:, 4:5]),
+    ]
+
+
+def legacy_producer_type():
+    """A fresh type (the fallback is remembered per type) of the legacy protocol: its
+    __dlpack__ takes stream only; `calls` records the keywords of each call."""
+
+    class LegacyProducer:
+        calls = []
+
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, **keywords):
+            LegacyProducer.calls.append(tuple(sorted(keywords)))
+            if set(keywords) - {"stream"}:
+                raise TypeError("__dlpack__() got an unexpected keyword argument")
+            return self.array.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    return LegacyProducer
+
+
+class Import(unittest.TestCase):
+    def check(self, array, info, where):
+        self.assertEqual(info["shape"], array.shape, where)
+        if array.size > 0:  # an empty tensor's strides mean nothing; extent-1 ones neither
+            expected = tuple(s // array.itemsize for s in array.strides)
+            for got, want, extent in zip(info["strides"], expected, array.shape):
+                if extent > 1:
+                    self.assertEqual(got, want, where)
+        self.assertEqual(info["dtype"], array.dtype.name, where)
+        self.assertEqual(info["device"], "cpu", where)
+        self.assertEqual(info["data"], np.ascontiguousarray(array).tobytes(), where)
+
+    def test_every_layout_and_dtype(self):
+        for dtype in DTYPES:
+            for name, array in layouts(dtype):
+                where = "%s %s" % (dtype, name)
+                before = sys.getrefcount(array)
+                self.check(array, m.import_tensor(array), where)
+                self.check(array, m.borrow(array), where)
+                # NumPy's deleter ran exactly once per import: its reference is back.
+                self.assertEqual(sys.getrefcount(array), before, where)
+
+    @unittest.skipIf(NUMPY2, "NumPy 2.x speaks the versioned protocol")
+    def test_numpy_1_rejects_max_version_so_the_fallback_is_real(self):
+        with self.assertRaises(TypeError):
+            np.arange(3).__dlpack__(max_version=(1, 0))
+
+    def test_fallback_is_remembered_per_type(self):
+        LegacyProducer = legacy_producer_type()
+        array = np.arange(6.0)
+        for _ in range(5):
+            self.assertEqual(m.import_tensor(LegacyProducer(array))["data"], array.tobytes())
+        expected = [()] * 5 if LEGACY_HEADER else [("max_version",)] + [()] * 5
+        self.assertEqual(LegacyProducer.calls, expected)
+
+    def test_a_stream_survives_the_fallback(self):
+        LegacyProducer = legacy_producer_type()
+        m.import_tensor(LegacyProducer(np.arange(2.0)), stream=None)
+        m.import_tensor(LegacyProducer(np.arange(2.0)), stream=1)
+        self.assertEqual(LegacyProducer.calls[-1], ("stream",))
+
+    def test_legacy_producers_cannot_promise_copy_or_another_device(self):
+        producer = legacy_producer_type()(np.arange(2.0))
+        m.import_tensor(producer)  # learn that the type is legacy
+        with self.assertRaisesRegex(BufferError, "copy=True"):
+            m.import_tensor(producer, copy=True)
+        with self.assertRaisesRegex(BufferError, "dl_device"):
+            m.import_tensor(producer, dl_device=(2, 0))
+        self.assertEqual(m.import_tensor(producer, dl_device=(1, 0))["shape"], (2,))
+
+    def test_writes_go_through_to_numpy_memory(self):
+        array = np.zeros(3, dtype=np.float64)
+        m.write_first(array, 42.0)
+        self.assertEqual(array[0], 42.0)
+
+    def test_read_only_arrays_reach_the_caller_as_exceptions(self):
+        array = np.arange(3.0)
+        array.flags.writeable = False
+        if NUMPY2:
+            self.assertTrue(m.import_tensor(array)["read_only"])
+            with self.assertRaises(BufferError):
+                m.write_first(array, 1.0)
+            self.assertEqual(array[0], 0.0)
+        else:
+            # NumPy 1.24 refuses to export it; its own BufferError comes through unchanged.
+            with self.assertRaisesRegex(BufferError, "readonly"):
+                m.import_tensor(array)
+            with self.assertRaisesRegex(BufferError, "readonly"):
+                m.write_first(array, 1.0)
+
+    def test_non_dlpack_objects_raise(self):
+        with self.assertRaises(AttributeError):
+            m.import_tensor([1, 2, 3])
+
+
+class Export(unittest.TestCase):
+    def test_np_from_dlpack_sees_the_values_and_deletes_once(self):
+        for dtype in ("float32", "float64", "int32", "int64"):
+            gc.collect()
+            start = m.deleter_count()
+            array = np.from_dlpack(m.counted((2, 3), dtype))
+            self.assertEqual(array.dtype, np.dtype(dtype))
+            np.testing.assert_array_equal(array, np.arange(6).reshape(2, 3))
+            self.assertEqual(m.deleter_count(), start)
+            view = array[1]
+            del array
+            gc.collect()
+            self.assertEqual(m.deleter_count(), start)  # a view still holds the memory
+            del view
+            gc.collect()
+            self.assertEqual(m.deleter_count(), start + 1)
+
+    def test_any_dtype_numpy_knows(self):
+        for dtype in DTYPES:
+            expected = (np.arange(6) % 3).astype(dtype).reshape(3, 2)
+            got = np.from_dlpack(m.from_bytes(expected.tobytes(), (3, 2), dtype))
+            self.assertEqual(got.dtype, expected.dtype)
+            np.testing.assert_array_equal(got, expected)
+
+    def test_read_only_tensors(self):
+        if LEGACY_HEADER:
+            self.skipTest("a 0.x dlpack.h has no READ_ONLY flag")
+        t = m.counted((2,), read_only=True)
+        if NUMPY2:
+            array = np.from_dlpack(t)
+            self.assertFalse(array.flags.writeable)
+        else:
+            with self.assertRaisesRegex(BufferError, "READ_ONLY"):
+                np.from_dlpack(t)  # NumPy 1.24 asks for the legacy protocol only
+
+    def test_a_tensor_exports_once(self):
+        t = m.counted((2,))
+        np.from_dlpack(t)
+        with self.assertRaisesRegex(BufferError, "already exported"):
+            np.from_dlpack(t)
+
+
+if __name__ == "__main__":
+    main()
