@@ -368,7 +368,7 @@ Result<T> as_result(Result<T> result) {
 /// Runs `body` (returning Result<void>) for a C entry point: 0 on success; on an Error or
 /// any exception, `report(kind, message)` and -1. Nothing escapes into C.
 template <class Report, class Body>
-int exchange_guard(Report&& report, Body&& body) noexcept {
+DLPACKPP_FORCE_INLINE int exchange_guard(Report&& report, Body&& body) noexcept {
 #if DLPACKPP_USE_EXCEPTIONS
   try {
 #endif
