@@ -294,12 +294,19 @@ PyObject* drop_on_thread(PyObject*, PyObject* obj) {
   Py_RETURN_NONE;
 }
 
-// owner_drop_on_thread(owner): a tensor whose deleter releases `owner` (a py::ObjectRef),
-// destroyed on a std::thread while the GIL is released.
-PyObject* owner_drop_on_thread(PyObject*, PyObject* owner) {
+// owner_drop_on_thread(owner, make=False): a tensor whose deleter releases `owner` (a
+// py::ObjectRef; with make=True the result of calling `owner`, so the tensor holds the only
+// reference), destroyed on a std::thread while the GIL is released.
+PyObject* owner_drop_on_thread(PyObject*, PyObject* args) {
   static float storage[4] = {1, 2, 3, 4};
+  PyObject* owner = nullptr;
+  int make = 0;
+  if (PyArg_ParseTuple(args, "O|p", &owner, &make) == 0) return nullptr;
+  py::ObjectRef ref = make != 0 ? py::ObjectRef::steal(PyObject_CallObject(owner, nullptr))
+                                : py::ObjectRef::borrow(owner);
+  if (ref.get() == nullptr) return nullptr;
   Result<py::ImportedTensor> t = dlpackpp::try_wrap<py::ImportedTensor>(
-      storage, DataType::float32(), {4}, {}, Device::cpu(), py::ObjectRef::borrow(owner));
+      storage, DataType::float32(), {4}, {}, Device::cpu(), std::move(ref));
   if (!t) return fail(t.error());
   py::ImportedTensor owned = std::move(*t);
   Py_BEGIN_ALLOW_THREADS
@@ -504,7 +511,7 @@ PyMethodDef g_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "a dlpackpp.Tensor of any dtype from raw bytes"},
     {"deleter_count", &deleter_count, METH_NOARGS, "deleters run so far"},
     {"drop_on_thread", &drop_on_thread, METH_O, "import, then destroy on a thread without the GIL"},
-    {"owner_drop_on_thread", &owner_drop_on_thread, METH_O, "ObjectRef released on a thread"},
+    {"owner_drop_on_thread", &owner_drop_on_thread, METH_VARARGS, "ObjectRef released on a thread"},
     {"keep_until_exit", &keep_until_exit, METH_O, "a tensor kept by a C++ static"},
     {"owner_tensor", &owner_tensor, METH_O, "dlpackpp.Tensor owning a reference"},
     {"tensor_type", &tensor_type, METH_NOARGS, "dlpackpp.Tensor"},

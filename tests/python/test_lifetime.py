@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Deleters without the GIL and at interpreter exit."""
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import unittest
+import weakref
+
+from support import MODULE_NAME, m, main
+
+
+class Owner:
+    """Records on which thread it was released."""
+
+    released_on = []
+
+    def __del__(self):
+        Owner.released_on.append(threading.get_ident())
+
+
+class WithoutTheGil(unittest.TestCase):
+    def test_object_ref_released_on_a_cpp_thread(self):
+        Owner.released_on = []
+        owner = Owner()
+        alive = weakref.ref(owner)
+        before = sys.getrefcount(owner)
+        m.owner_drop_on_thread(owner)
+        self.assertEqual(sys.getrefcount(owner), before)  # released exactly once
+        del owner
+        self.assertIsNone(alive())
+        self.assertEqual(len(Owner.released_on), 1)
+
+    def test_the_last_reference_dropped_on_a_cpp_thread(self):
+        Owner.released_on = []
+        # Only the tensor holds the owner: __del__ runs on the C++ thread, under the GIL the
+        # deleter took there.
+        m.owner_drop_on_thread(Owner, True)
+        self.assertEqual(len(Owner.released_on), 1)
+        self.assertNotEqual(Owner.released_on[0], threading.get_ident())
+
+    def test_an_imported_numpy_array_destroyed_on_a_cpp_thread(self):
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("NumPy is not importable")
+        array = np.arange(10.0)
+        before = sys.getrefcount(array)
+        for _ in range(3):
+            m.drop_on_thread(array)
+        self.assertEqual(sys.getrefcount(array), before)
+
+    def test_a_dlpackpp_tensor_imported_and_destroyed_on_a_cpp_thread(self):
+        gc.collect()
+        start = m.deleter_count()
+        m.drop_on_thread(m.counted((3,)))
+        self.assertEqual(m.deleter_count(), start + 1)
+
+
+class AtExit(unittest.TestCase):
+    def test_tensors_alive_at_interpreter_exit(self):
+        script = textwrap.dedent("""
+            import importlib, sys
+            m = importlib.import_module(%r)
+
+            class Owner:
+                def __del__(self):
+                    pass
+
+            # A C++ static destroyed after Py_Finalize, owning a Python reference.
+            m.keep_until_exit(Owner())
+            # Module globals torn down during finalization.
+            tensor = m.owner_tensor(Owner())
+            counted = m.counted((2, 2))
+            capsule = m.counted_capsule((3,))
+            print("alive at exit")
+            sys.stdout.flush()
+        """ % MODULE_NAME)
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                env=dict(os.environ), timeout=120)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("alive at exit", result.stdout)
+        self.assertNotIn("ERROR", result.stderr)
+
+
+if __name__ == "__main__":
+    main()
