@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -508,6 +509,28 @@ TEST_F(ExchangeApi, ToObjectTrampolineRefusesAMalformedTensorAndLeavesItToTheCal
   EXPECT_EQ(counters().deleters, 0);
   t.reset();
   EXPECT_EQ(counters().deleters, 1);
+}
+
+// Impl broke its contract (it took the tensor, then failed): neither side may free it, so
+// the trampoline stops the program rather than let the caller free it a second time.
+struct StealingImpl : mock::MinimalImpl {
+  static void* managed_tensor_to_py_object_no_sync(ManagedTensor& tensor) {
+    static ManagedTensor stolen;
+    stolen = std::move(tensor);
+    throw std::runtime_error("failed after taking the tensor");
+  }
+};
+
+TEST_F(ExchangeApi, ImplThatTakesTheTensorAndFailsIsAContractViolation) {
+  const DLPackExchangeAPI* stealing = dlpackpp::make_exchange_api<StealingImpl>();
+  auto source = mock::make_object();
+  ManagedTensor t = mock::export_object(*source);
+  EXPECT_DEATH(
+      {
+        void* py = nullptr;
+        static_cast<void>(stealing->managed_tensor_to_py_object_no_sync(t.get(), &py));
+      },
+      "took the tensor and then failed");
 }
 
 TEST_F(ExchangeApi, ToObjectOfAnEmptyHandle) {
