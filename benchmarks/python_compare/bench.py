@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Per-call cost of dlpackpp::python against nanobind's nb::ndarray, side by side in one process.
+
+Run by run.sh (which builds bench_dlpackpp and bench_nanobind the same way and puts them on
+PYTHONPATH). Each statement is timed with timeit; the cases are interleaved run by run so that
+drift on a shared machine hits both columns alike, and the median over the runs is reported
+in nanoseconds of this thread's CPU time per call (the Python-level loop and call included,
+as a user pays them).
+"""
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+import timeit
+
+# NumPy's OpenBLAS threads spin on the cores this benchmark runs on: one thread is quieter.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+import bench_dlpackpp as D  # noqa: E402
+import bench_nanobind as N  # noqa: E402
+
+try:
+    from importlib.metadata import version as _version
+    NANOBIND_VERSION = _version("nanobind")
+except Exception:  # the version is informational only
+    NANOBIND_VERSION = "?"
+
+# (section, what, dlpackpp statement, nanobind statement or None)
+CASES = [
+    ("-", "empty call, no conversion (the floor)", "D.noop(a)", "N.noop(a)"),
+    ("a", "NumPy float64[8] -> numel: dlpackpp from_dlpack", "D.numel(a)", "N.numel(a)"),
+    ("a", "NumPy float64[8] -> numel: dlpackpp try_borrow", "D.numel_borrowed(a)", "N.numel(a)"),
+    ("a", "NumPy -> float64, 1-d, contiguous checked, element 0: from_dlpack, require_ chain", "D.first_f64(a)",
+     "N.first_f64(a)"),
+    ("a", "the same, checks as plain comparisons", "D.first_f64_plain(a)", "N.first_f64(a)"),
+    ("a", "the same through try_borrow, require_ chain", "D.first_f64_borrowed(a)", "N.first_f64(a)"),
+    ("b", "C++ -> Python -> C++: make(8) then numel", "D.numel(D.make(8))", "N.numel(N.make(8))"),
+    ("b", "C++ -> NumPy array -> C++ (np.from_dlpack vs nb::numpy return)", "D.numel(np.from_dlpack(D.make(8)))",
+     "N.numel(N.make_numpy(8))"),
+    ("c", "mock exchange-API tensor -> numel: from_dlpack (exchange table)", "D.numel(x)", "N.numel(x)"),
+    ("c", "mock exchange-API tensor -> numel: try_borrow (exchange table)", "D.numel_borrowed(x)", "N.numel(x)"),
+    ("c", "mock tensor without the table (__dlpack__ only) -> numel: from_dlpack", "D.numel(y)", "N.numel(y)"),
+    ("c", "mock exchange-API tensor: the table's borrow entry called directly", "D.numel_raw_exchange(x)", None),
+    ("ctx", "NumPy's own np.from_dlpack(a), for scale", "np.from_dlpack(a)", None),
+]
+
+
+def per_call_ns(stmt, env, number):
+    # CPU time of this thread, not wall time: on a machine shared with other work, time spent
+    # descheduled would otherwise land on whichever statement happened to be running.
+    return timeit.Timer(stmt, timer=time.thread_time, globals=env).timeit(number) / number * 1e9
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=31, help="timed runs per statement (median reported)")
+    ap.add_argument("--target-s", type=float, default=0.02, help="seconds per timed run, per statement")
+    ap.add_argument("--compiler", default="?", help="for the header line only")
+    args = ap.parse_args()
+
+    env = {"D": D, "N": N, "np": np, "a": np.arange(8.0), "x": D.mock_exchange(), "y": D.mock_dunder()}
+    stmts = sorted({s for c in CASES for s in c[2:] if s is not None})
+    # Check every statement once (a wrong answer must not be timed) and calibrate its loop count.
+    for s in stmts:
+        eval(s, env)
+    numbers = {s: max(1000, int(args.target_s * 1e9 / max(per_call_ns(s, env, 2000), 1.0))) for s in stmts}
+    samples = {s: [] for s in stmts}
+    for _ in range(args.runs):
+        for s in stmts:
+            samples[s].append(per_call_ns(s, env, numbers[s]))
+    med = {s: statistics.median(v) for s, v in samples.items()}
+    spread = {s: (min(v), max(v)) for s, v in samples.items()}
+
+    print("Python %s, NumPy %s, nanobind %s, %s, %s; median of %d runs, ns of thread CPU time per call"
+          % (platform.python_version(), np.__version__, NANOBIND_VERSION, args.compiler, platform.machine(), args.runs))
+    print()
+    print("| | case | dlpackpp | nanobind | nanobind / dlpackpp | net of the floor: dlpackpp | nanobind | ratio |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    floor_d, floor_n = med["D.noop(a)"], med["N.noop(a)"]
+    for section, what, sd, sn in CASES:
+        d = med[sd]
+        row = ["%s" % section, what, "%.0f" % d]
+        if sn is None:
+            row += ["", "", "%.0f" % (d - floor_d) if section != "ctx" else "", "", ""]
+        else:
+            n = med[sn]
+            row += ["%.0f" % n, "%.2f" % (n / d)]
+            if section == "-":
+                row += ["", "", ""]
+            else:
+                nd, nn = d - floor_d, n - floor_n
+                row += ["%.0f" % nd, "%.0f" % nn, "%.2f" % (nn / nd) if nd > 0 else "-"]
+        print("| " + " | ".join(row) + " |")
+    print()
+    worst = max((spread[s][1] - spread[s][0]) / med[s] for s in stmts)
+    print("widest min-max spread over the runs: %.0f%% of the median" % (100 * worst))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Builds bench_dlpackpp and bench_nanobind the same way against one Python and times them
+# side by side (see README.md). Usage: benchmarks/python_compare/run.sh [bench.py options]
+#   PYTHON     the interpreter to build and run with (default: the system python3 in
+#              /usr/bin where it exists, else python3 on PATH); it needs its development
+#              headers (python3-dev) and the venv module (python3-venv).
+#   BUILD_DIR  where the venv and the build go (default: build/python_compare in the checkout)
+#   CXX        the compiler, as CMake reads it
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${BUILD_DIR:-$root/build/python_compare}
+if [ -z "${PYTHON:-}" ]; then
+  if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+fi
+
+if [ ! -x "$build/venv/bin/python" ]; then
+  "$PYTHON" -m venv "$build/venv"
+fi
+venv_python="$build/venv/bin/python"
+"$venv_python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+
+cmake -S "$here" -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release \
+  -DPython3_EXECUTABLE="$venv_python" -DPython_EXECUTABLE="$venv_python" \
+  -Dnanobind_DIR="$("$venv_python" -m nanobind --cmake_dir)" >/dev/null
+cmake --build "$build/cmake" -j"${JOBS:-2}"
+compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/cmake/CMakeCache.txt")
+compiler="$(basename "$compiler") $("$compiler" -dumpfullversion 2>/dev/null || "$compiler" -dumpversion) -O2"
+PYTHONPATH="$build/cmake/modules" "$venv_python" "$here/bench.py" --compiler "$compiler" "$@"
