@@ -17,7 +17,8 @@ runs_import=${FUZZ_RUNS_IMPORT:-500000}
 runs_parse=${FUZZ_RUNS_PARSE:-250000}
 runs_produce=${FUZZ_RUNS_PRODUCE:-250000}
 
-export CXX=clang++
+# A full path: the top-level CMakeLists compares $CXX on every re-configure.
+export CXX=$(command -v clang++)
 echo "=== fuzz: building the harnesses with $CXX in $build ==="
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLPACKPP_BUILD_EXAMPLES=OFF \
   -DDLPACKPP_INSTALL=OFF > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
