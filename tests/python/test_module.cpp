@@ -341,6 +341,13 @@ PyObject* owner_tensor(PyObject*, PyObject* owner) {
   return py::to_pyobject(std::move(*t));
 }
 
+// reexport(obj) -> dlpackpp.Tensor owning what try_from_dlpack imported from `obj`.
+PyObject* reexport(PyObject*, PyObject* obj) {
+  Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
+  if (!t) return fail(t.error());
+  return py::to_pyobject(std::move(*t));
+}
+
 PyObject* tensor_type(PyObject*, PyObject*) {
   PyTypeObject* type = py::tensor_type();
   if (type == nullptr) return nullptr;
@@ -514,6 +521,7 @@ PyMethodDef g_methods[] = {
     {"owner_drop_on_thread", &owner_drop_on_thread, METH_VARARGS, "ObjectRef released on a thread"},
     {"keep_until_exit", &keep_until_exit, METH_O, "a tensor kept by a C++ static"},
     {"owner_tensor", &owner_tensor, METH_O, "dlpackpp.Tensor owning a reference"},
+    {"reexport", &reexport, METH_O, "to_pyobject(from_dlpack(obj))"},
     {"tensor_type", &tensor_type, METH_NOARGS, "dlpackpp.Tensor"},
     {"current_stream", &current_stream, METH_VARARGS, "python::current_stream"},
     {"has_exchange_api", &has_exchange_api, METH_NOARGS, "DLPACKPP_HAS_EXCHANGE_API"},

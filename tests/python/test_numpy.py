@@ -166,6 +166,21 @@ class Export(unittest.TestCase):
             with self.assertRaisesRegex(BufferError, "READ_ONLY"):
                 np.from_dlpack(t)  # NumPy 1.24 asks for the legacy protocol only
 
+    def test_reexported_numpy_views_keep_their_layout_and_copy_compactly(self):
+        for name, array in layouts("float64"):
+            t = m.reexport(array)
+            self.assertEqual(t.shape, array.shape, name)
+            if not LEGACY_HEADER:
+                copy = m.from_capsule(t.__dlpack__(max_version=(1, 0), copy=True))
+                self.assertEqual(copy["data"], np.ascontiguousarray(array).tobytes(), name)
+                self.assertEqual(copy["flags"] & 2, 2, name)  # IS_COPIED
+            before = sys.getrefcount(array)
+            back = np.from_dlpack(t)
+            np.testing.assert_array_equal(back, array, name)
+            del back, t
+            gc.collect()
+            self.assertEqual(sys.getrefcount(array), before - 1, name)  # NumPy's deleter ran
+
     def test_a_tensor_exports_once(self):
         t = m.counted((2,))
         np.from_dlpack(t)

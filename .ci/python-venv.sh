@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The Python tests against modern peers from PyPI: creates a venv under build/, installs the
+# pinned tests/python/requirements.txt (NumPy 2.x, ml_dtypes, JAX on CPU), configures a
+# build whose Python tests use that venv's interpreter, builds the test modules and runs
+# ctest on the "python" label (under ASan + UBSan, as the main suite). Needs a Python >= 3.11
+# with venv and headers (Debian: python3-venv python3-dev) and PyPI access.
+# Environment: PYTHON (the interpreter to make the venv from; default /usr/bin/python3 where
+# it exists, else python3), CXX (the compiler), DLPACKPP_VENV_SANITIZE (default ON).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+
+python=${PYTHON:-}
+if [ -z "$python" ]; then
+  if [ -x /usr/bin/python3 ]; then python=/usr/bin/python3; else python=python3; fi
+fi
+venv=build/python-venv
+build=build/python-venv-tests
+
+echo "=== python venv leg: $("$python" --version) from $python ==="
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --disable-pip-version-check --quiet -r tests/python/requirements.txt
+"$venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null |
+  grep -iE '^(numpy|ml.dtypes|jax|jaxlib) ' || true
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DDLPACKPP_BUILD_EXAMPLES=OFF \
+  -DDLPACKPP_SANITIZE="${DLPACKPP_VENV_SANITIZE:-ON}" \
+  -DPython3_EXECUTABLE="$PWD/$venv/bin/python"
+cmake --build "$build" -j"$(nproc)" --target dlpackpp_python_tests
+ctest --test-dir "$build" -L python --output-on-failure
+echo "=== python venv leg: done in $((SECONDS - start)) s ==="
