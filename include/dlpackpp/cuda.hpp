@@ -15,6 +15,7 @@
 /// 1 when allocate_cuda() is available: this TU sees the CUDA runtime API.
 #define DLPACKPP_HAS_CUDA_RUNTIME 1
 #else
+/// 0: this TU does not see the CUDA runtime API, so allocate_cuda() is not defined.
 #define DLPACKPP_HAS_CUDA_RUNTIME 0
 #endif
 #endif

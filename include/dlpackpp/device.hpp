@@ -212,7 +212,7 @@ class Device {
   /// Different type code or ordinal.
   friend constexpr bool operator!=(const Device& a, const Device& b) noexcept { return !(a == b); }
 
-  /// Streams to_string(); a template so this header needs only <iosfwd>.
+  /// Streams to_string(); a template so this header needs only `<iosfwd>`.
   template <class Traits>
   friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
                                                       const Device& d) {

@@ -276,7 +276,7 @@ class DataType {
     return !(a == b);
   }
 
-  /// Streams to_string(); a template so this header needs only <iosfwd>.
+  /// Streams to_string(); a template so this header needs only `<iosfwd>`.
   template <class Traits>
   friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
                                                       const DataType& t) {

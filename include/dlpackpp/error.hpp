@@ -178,11 +178,14 @@ class [[nodiscard]] Result {
   Result(Error error) noexcept : ok_(false) {
     ::new (static_cast<void*>(&error_)) Error(std::move(error));
   }
+  /// A copy of `other`'s value or error (only where T is copyable).
   Result(copy_source other) : ok_(other.ok_) { construct_from(other); }
+  /// Takes `other`'s value or error.
   Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value)
       : ok_(other.ok_) {
     construct_from(std::move(other));
   }
+  /// Replaces the held value or error with a copy of `other`'s (only where T is copyable).
   Result& operator=(copy_source other) {
     if (this != &other) {
       Result copy(other);
@@ -192,6 +195,7 @@ class [[nodiscard]] Result {
     }
     return *this;
   }
+  /// Replaces the held value or error with `other`'s.
   Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
     if (this != &other) {
       destroy();
@@ -281,9 +285,11 @@ class [[nodiscard]] Result<void> {
   Result() noexcept : ok_(true) {}
   /// A failure holding `error`.
   Result(Error error) noexcept : ok_(false) { ::new (static_cast<void*>(&error_)) Error(std::move(error)); }
+  /// A copy of `other`'s outcome.
   Result(const Result& other) noexcept : ok_(other.ok_) {
     if (!ok_) ::new (static_cast<void*>(&error_)) Error(other.error_);
   }
+  /// Replaces the outcome with a copy of `other`'s.
   Result& operator=(const Result& other) noexcept {
     if (this != &other) {
       this->~Result();

@@ -9,12 +9,20 @@
 
 #include "dlpackpp/detail/config.hpp"
 
+#ifndef DLPACKPP_HAS_FMT
 #if __has_include(<fmt/format.h>)
+/// 1 when this header specializes fmt::formatter (`<fmt/format.h>` is on the include path).
+#define DLPACKPP_HAS_FMT 1
+#else
+/// 0: `<fmt/format.h>` was not found, so nothing is defined.
+#define DLPACKPP_HAS_FMT 0
+#endif
+#endif
+
+#if DLPACKPP_HAS_FMT
 #include "dlpackpp/format.hpp"
 
 #include <fmt/format.h>
-/// 1 when this header specializes fmt::formatter (<fmt/format.h> was found).
-#define DLPACKPP_HAS_FMT 1
 
 /// @cond specializations
 namespace fmt {
@@ -29,6 +37,4 @@ struct formatter<::dlpackpp::TensorView, char>
     : ::dlpackpp::detail::ToStringFormatter<formatter<string_view, char>> {};
 }  // namespace fmt
 /// @endcond
-#else
-#define DLPACKPP_HAS_FMT 0
-#endif
+#endif  // DLPACKPP_HAS_FMT

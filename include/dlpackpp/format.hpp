@@ -3,7 +3,7 @@
 /// std::format support: `std::formatter` specializations for Device, DataType and TensorView
 /// printing exactly what their operator<< prints, and accepting a string's format spec
 /// (fill, alignment, width: `std::format("{:>10}", device)`). Opt-in (not in the umbrella
-/// header). Where the standard library lacks <format> (`__cpp_lib_format`, e.g. before GCC
+/// header). Where the standard library lacks `<format>` (`__cpp_lib_format`, e.g. before GCC
 /// 13) DLPACKPP_HAS_STD_FORMAT is 0 and only the shared adaptor that <dlpackpp/fmt.hpp>
 /// uses is defined.
 #pragma once
@@ -19,9 +19,10 @@
 #if defined(__cpp_lib_format)
 #include <format>
 #include <string_view>
-/// 1 when this header specializes std::formatter (the standard library has <format>).
+/// 1 when this header specializes std::formatter (the standard library has `<format>`).
 #define DLPACKPP_HAS_STD_FORMAT 1
 #else
+/// 0: the standard library has no `<format>`, so no std::formatter is specialized.
 #define DLPACKPP_HAS_STD_FORMAT 0
 #endif
 

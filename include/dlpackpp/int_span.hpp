@@ -14,7 +14,7 @@
 
 DLPACKPP_BEGIN_NAMESPACE
 
-/// A read-only span of int64_t: from `{2, 3}`, a std::vector/std::array of int64_t, or a
+/// A read-only span of int64_t: from `{2, 3}`, a `std::vector` or `std::array` of int64_t, or a
 /// pointer and a size. Like std::string_view it never owns; the values must outlive it.
 class IntSpan {
  public:

@@ -10,9 +10,8 @@
 
 #include "dlpackpp/detail/config.hpp"
 
-// DLPACKPP_MDSPAN_USE_CUDA_STD=1 picks cuda::std::mdspan even where std::mdspan exists (for
-// mdspans that kernels index); DLPACKPP_HAS_MDSPAN is 1 when one of the two was found.
 #ifndef DLPACKPP_MDSPAN_USE_CUDA_STD
+/// 1 picks cuda::std::mdspan even where std::mdspan exists (for mdspans kernels index).
 #define DLPACKPP_MDSPAN_USE_CUDA_STD 0
 #endif
 #if __has_include(<version>)
@@ -23,13 +22,17 @@
 #include <mdspan>
 /// The namespace whose mdspan dlpackpp uses: `std` or `cuda::std`.
 #define DLPACKPP_MDSPAN_NAMESPACE std
+/// 1 when an mdspan was found and this header defines its functions.
 #define DLPACKPP_HAS_MDSPAN 1
 #elif __has_include(<cuda/std/mdspan>)
 #include <cuda/std/array>
 #include <cuda/std/mdspan>
+/// The namespace whose mdspan dlpackpp uses: `std` or `cuda::std`.
 #define DLPACKPP_MDSPAN_NAMESPACE cuda::std
+/// 1 when an mdspan was found and this header defines its functions.
 #define DLPACKPP_HAS_MDSPAN 1
 #else
+/// 0: neither std::mdspan nor `<cuda/std/mdspan>` is available; nothing else is defined.
 #define DLPACKPP_HAS_MDSPAN 0
 #endif
 
