@@ -30,24 +30,50 @@ try:
 except Exception:  # the version is informational only
     NANOBIND_VERSION = "?"
 
-# (section, what, dlpackpp statement, nanobind statement or None)
-CASES = [
-    ("-", "empty call, no conversion (the floor)", "D.noop(a)", "N.noop(a)"),
-    ("a", "NumPy float64[8] -> numel: dlpackpp from_dlpack", "D.numel(a)", "N.numel(a)"),
-    ("a", "NumPy float64[8] -> numel: dlpackpp try_borrow", "D.numel_borrowed(a)", "N.numel(a)"),
-    ("a", "NumPy -> float64, 1-d, contiguous checked, element 0: from_dlpack, require_ chain", "D.first_f64(a)",
-     "N.first_f64(a)"),
-    ("a", "the same, checks as plain comparisons", "D.first_f64_plain(a)", "N.first_f64(a)"),
-    ("a", "the same through try_borrow, require_ chain", "D.first_f64_borrowed(a)", "N.first_f64(a)"),
-    ("b", "C++ -> Python -> C++: make(8) then numel", "D.numel(D.make(8))", "N.numel(N.make(8))"),
-    ("b", "C++ -> NumPy array -> C++ (np.from_dlpack vs nb::numpy return)", "D.numel(np.from_dlpack(D.make(8)))",
-     "N.numel(N.make_numpy(8))"),
-    ("c", "mock exchange-API tensor -> numel: from_dlpack (exchange table)", "D.numel(x)", "N.numel(x)"),
-    ("c", "mock exchange-API tensor -> numel: try_borrow (exchange table)", "D.numel_borrowed(x)", "N.numel(x)"),
-    ("c", "mock tensor without the table (__dlpack__ only) -> numel: from_dlpack", "D.numel(y)", "N.numel(y)"),
-    ("c", "mock exchange-API tensor: the table's borrow entry called directly", "D.numel_raw_exchange(x)", None),
-    ("ctx", "NumPy's own np.from_dlpack(a), for scale", "np.from_dlpack(a)", None),
-]
+# (section, what, dlpackpp statement, nanobind statement or None). The "pypi" suite runs in the
+# venv run.sh builds (NumPy 2.x); the "debian" suite under the system Python with Debian's
+# NumPy 1.24 and PyTorch 1.13, which speak only the legacy protocol (they reject max_version).
+SUITES = {
+    "pypi": [
+        ("-", "empty call, no conversion (the floor)", "D.noop(a)", "N.noop(a)"),
+        ("a", "NumPy float64[8] -> numel: dlpackpp from_dlpack", "D.numel(a)", "N.numel(a)"),
+        ("a", "NumPy float64[8] -> numel: dlpackpp try_borrow", "D.numel_borrowed(a)", "N.numel(a)"),
+        ("a", "NumPy -> float64, 1-d, contiguous checked, element 0: from_dlpack, require_ chain", "D.first_f64(a)",
+         "N.first_f64(a)"),
+        ("a", "the same, checks as plain comparisons", "D.first_f64_plain(a)", "N.first_f64(a)"),
+        ("a", "the same through try_borrow, require_ chain", "D.first_f64_borrowed(a)", "N.first_f64(a)"),
+        ("b", "C++ -> Python -> C++: make(8) then numel", "D.numel(D.make(8))", "N.numel(N.make(8))"),
+        ("b", "C++ -> NumPy array -> C++ (np.from_dlpack vs nb::numpy return)",
+         "D.numel(np.from_dlpack(D.make(8)))", "N.numel(N.make_numpy(8))"),
+        ("c", "mock exchange-API tensor -> numel: from_dlpack (exchange table)", "D.numel(x)", "N.numel(x)"),
+        ("c", "mock exchange-API tensor -> numel: try_borrow (exchange table)", "D.numel_borrowed(x)", "N.numel(x)"),
+        ("c", "mock tensor without the table (__dlpack__ only) -> numel: from_dlpack", "D.numel(y)", "N.numel(y)"),
+        ("c", "mock exchange-API tensor: the table's borrow entry called directly", "D.numel_raw_exchange(x)", None),
+        ("ctx", "NumPy's own np.from_dlpack(a), for scale", "np.from_dlpack(a)", None),
+    ],
+    "debian": [
+        ("-", "empty call, no conversion (the floor)", "D.noop(a)", "N.noop(a)"),
+        ("a", "NumPy 1.24 float64[8] -> numel: from_dlpack", "D.numel(a)", "N.numel(a)"),
+        ("a", "NumPy 1.24 float64[8] -> numel: try_borrow", "D.numel_borrowed(a)", "N.numel(a)"),
+        ("t", "PyTorch 1.13 float64[8] -> numel: from_dlpack", "D.numel(t)", "N.numel(t)"),
+        ("t", "PyTorch 1.13 float64[8] -> numel: try_borrow", "D.numel_borrowed(t)", "N.numel(t)"),
+        ("t", "PyTorch 1.13 -> float64, 1-d, contiguous checked, element 0", "D.first_f64(t)", "N.first_f64(t)"),
+        ("b", "C++ -> torch.utils.dlpack.from_dlpack -> C++", "D.numel(torch_from_dlpack(D.make(8)))",
+         "N.numel(torch_from_dlpack(N.make(8)))"),
+        ("ctx", "PyTorch's own torch.utils.dlpack.from_dlpack(t), for scale", "torch_from_dlpack(t)", None),
+    ],
+}
+
+
+def environment(suite):
+    env = {"D": D, "N": N, "np": np, "a": np.arange(8.0)}
+    if suite == "pypi":
+        env.update(x=D.mock_exchange(), y=D.mock_dunder())
+    else:
+        import torch
+        from torch.utils.dlpack import from_dlpack as torch_from_dlpack
+        env.update(torch=torch, torch_from_dlpack=torch_from_dlpack, t=torch.arange(8, dtype=torch.float64))
+    return env
 
 
 def per_call_ns(stmt, env, number):
@@ -56,18 +82,52 @@ def per_call_ns(stmt, env, number):
     return timeit.Timer(stmt, timer=time.thread_time, globals=env).timeit(number) / number * 1e9
 
 
+def count_mallocs(args, cases, env):
+    import ctypes
+    try:
+        counter = ctypes.CDLL(None).bench_malloc_count
+    except AttributeError:
+        raise SystemExit("bench.py --count-mallocs: run with LD_PRELOAD=<build>/libcount_malloc.so")
+    counter.restype = ctypes.c_ulonglong
+    calls = 20000
+
+    def per_call(stmt):
+        code = compile("for _ in range(%d): %s" % (calls, stmt), "<count>", "exec")
+        exec(code, env)  # warm-up: caches, the keyword fallback, free lists
+        before = counter()
+        exec(code, env)
+        return (counter() - before) / calls
+
+    print("%s suite: C heap calls (malloc, calloc, realloc, aligned) per call, mean of %d calls;"
+          " Python's own small-object allocator is not counted" % (args.suite, calls))
+    print()
+    print("| | case | dlpackpp | nanobind |")
+    print("|---|---|---:|---:|")
+    for section, what, sd, sn in cases:
+        print("| %s | %s | %.2f | %s |" % (section, what, per_call(sd), "" if sn is None else "%.2f" % per_call(sn)))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=31, help="timed runs per statement (median reported)")
     ap.add_argument("--target-s", type=float, default=0.02, help="seconds per timed run, per statement")
+    ap.add_argument("--suite", choices=sorted(SUITES), default="pypi")
     ap.add_argument("--compiler", default="?", help="for the header line only")
+    ap.add_argument("--nanobind-version", default=NANOBIND_VERSION, help="for the header line only")
+    ap.add_argument("--count-mallocs", action="store_true",
+                    help="count C heap calls per call instead of timing (needs count_malloc's LD_PRELOAD)")
     args = ap.parse_args()
 
-    env = {"D": D, "N": N, "np": np, "a": np.arange(8.0), "x": D.mock_exchange(), "y": D.mock_dunder()}
-    stmts = sorted({s for c in CASES for s in c[2:] if s is not None})
-    # Check every statement once (a wrong answer must not be timed) and calibrate its loop count.
-    for s in stmts:
-        eval(s, env)
+    cases = SUITES[args.suite]
+    env = environment(args.suite)
+    stmts = sorted({s for c in cases for s in c[2:] if s is not None})
+    # Both sides must give the same answer before anything is timed.
+    for _, what, sd, sn in cases:
+        if sn is not None and eval(sd, env) != eval(sn, env):
+            raise SystemExit("bench.py: %r and %r disagree (%s)" % (sd, sn, what))
+    if args.count_mallocs:
+        return count_mallocs(args, cases, env)
     numbers = {s: max(1000, int(args.target_s * 1e9 / max(per_call_ns(s, env, 2000), 1.0))) for s in stmts}
     samples = {s: [] for s in stmts}
     for _ in range(args.runs):
@@ -76,13 +136,17 @@ def main():
     med = {s: statistics.median(v) for s, v in samples.items()}
     spread = {s: (min(v), max(v)) for s, v in samples.items()}
 
-    print("Python %s, NumPy %s, nanobind %s, %s, %s; median of %d runs, ns of thread CPU time per call"
-          % (platform.python_version(), np.__version__, NANOBIND_VERSION, args.compiler, platform.machine(), args.runs))
+    peers = "NumPy %s" % np.__version__
+    if "torch" in env:
+        peers += ", PyTorch %s" % env["torch"].__version__
+    print("%s suite: Python %s (%s), %s, nanobind %s, %s, %s; median of %d runs, ns of thread CPU time per call"
+          % (args.suite, platform.python_version(), sys.executable, peers, args.nanobind_version, args.compiler,
+             platform.machine(), args.runs))
     print()
     print("| | case | dlpackpp | nanobind | nanobind / dlpackpp | net of the floor: dlpackpp | nanobind | ratio |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     floor_d, floor_n = med["D.noop(a)"], med["N.noop(a)"]
-    for section, what, sd, sn in CASES:
+    for section, what, sd, sn in cases:
         d = med[sd]
         row = ["%s" % section, what, "%.0f" % d]
         if sn is None:

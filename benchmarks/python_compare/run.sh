@@ -26,5 +26,27 @@ cmake -S "$here" -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release \
   -Dnanobind_DIR="$("$venv_python" -m nanobind --cmake_dir)" >/dev/null
 cmake --build "$build/cmake" -j"${JOBS:-2}"
 compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/cmake/CMakeCache.txt")
-compiler="$(basename "$compiler") $("$compiler" -dumpfullversion 2>/dev/null || "$compiler" -dumpversion) -O2"
-PYTHONPATH="$build/cmake/modules" "$venv_python" "$here/bench.py" --compiler "$compiler" "$@"
+compiler="$("$compiler" --version | head -n 1), -O2"
+nb_version=$("$venv_python" -c 'from importlib.metadata import version; print(version("nanobind"))')
+export PYTHONPATH="$build/cmake/modules"
+# The venv (NumPy 2.x) first; then the same modules under the venv's base interpreter itself
+# where it has PyTorch (Debian's python3-torch 1.13 and python3-numpy 1.24: legacy protocol).
+# Each suite is timed, then its heap allocations are counted in a second process.
+suites="pypi:$venv_python"
+if "$PYTHON" -c 'import numpy, torch' 2>/dev/null; then
+  suites="$suites debian:$PYTHON"
+else
+  echo "debian suite skipped: $PYTHON cannot import numpy and torch (apt-get install python3-numpy python3-torch)"
+fi
+preload=""
+if [ -f "$build/cmake/libcount_malloc.so" ]; then preload="$build/cmake/libcount_malloc.so"; fi
+for entry in $suites; do
+  suite=${entry%%:*}
+  python=${entry#*:}
+  echo
+  "$python" "$here/bench.py" --suite "$suite" --compiler "$compiler" --nanobind-version "$nb_version" "$@"
+  if [ -n "$preload" ]; then
+    echo
+    LD_PRELOAD="$preload" "$python" "$here/bench.py" --suite "$suite" --count-mallocs
+  fi
+done
