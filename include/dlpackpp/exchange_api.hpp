@@ -5,9 +5,10 @@
 /// for producers. Needs no Python.h: the table passes a PyObject* as void*.
 ///
 /// Empty, apart from the Errc-to-Python-exception table that python.hpp shares, where the
-/// dlpack.h in force does not declare the API (DLPACKPP_HAS_EXCHANGE_API is 0). Both spellings of the header's link to the
-/// older table are understood: `prev_api` (DLPack 1.2+) and `prev_version_api` (the draft
-/// some 1.1-era framework headers carry; predefine DLPACKPP_HAS_EXCHANGE_API=1 for those).
+/// dlpack.h in force does not declare the API (DLPACKPP_HAS_EXCHANGE_API is 0). Both
+/// spellings of the header's link to the older table are understood: `prev_api` (DLPack
+/// 1.2+) and `prev_version_api` (the draft some 1.1-era framework headers carry; predefine
+/// DLPACKPP_HAS_EXCHANGE_API=1 for those).
 ///
 /// Failures the producer reports (a non-zero return) become Errc::invalid_argument: the
 /// request was refused by the producer. For every function but the allocator the producer's
@@ -48,9 +49,12 @@ constexpr PythonErrorClass python_error_class(Errc code) noexcept {
 /// The Python name of the class: "BufferError", "TypeError" or "ValueError".
 constexpr const char* python_error_name(PythonErrorClass c) noexcept {
   switch (c) {
-    case PythonErrorClass::buffer_error: return "BufferError";
-    case PythonErrorClass::type_error: return "TypeError";
-    case PythonErrorClass::value_error: break;
+    case PythonErrorClass::buffer_error:
+      return "BufferError";
+    case PythonErrorClass::type_error:
+      return "TypeError";
+    case PythonErrorClass::value_error:
+      break;
   }
   return "ValueError";
 }
@@ -167,8 +171,8 @@ DLPACKPP_COLD inline Error allocator_failed(const AllocatorErrorSink& sink, int 
     return make_error(Errc::invalid_argument, "managed_tensor_allocator failed (returned ", rc,
                       ") without calling SetError");
   }
-  return make_error(Errc::invalid_argument, "managed_tensor_allocator failed: ", sink.kind,
-                    ": ", sink.message);
+  return make_error(Errc::invalid_argument, "managed_tensor_allocator failed: ", sink.kind, ": ",
+                    sink.message);
 }
 
 /// A prototype is a description, not a tensor: data may be NULL, but rank, extents, dtype
@@ -219,7 +223,9 @@ inline Result<ManagedTensor> managed_from_object(const DLPackExchangeAPI* api, v
   if (DLPACKPP_UNLIKELY(api->managed_tensor_from_py_object_no_sync == nullptr)) {
     return detail::exchange_missing_entry(function);
   }
-  if (DLPACKPP_UNLIKELY(py_object == nullptr)) return detail::exchange_null_argument(function, "py_object");
+  if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
+    return detail::exchange_null_argument(function, "py_object");
+  }
   DLManagedTensorVersioned* out = nullptr;
   const int rc = api->managed_tensor_from_py_object_no_sync(py_object, &out);
   // On failure *out is not ours to touch, whatever the producer left there.
@@ -240,7 +246,9 @@ inline Result<TensorView> view_from_object(const DLPackExchangeAPI* api, void* p
   if (DLPACKPP_UNLIKELY(api->dltensor_from_py_object_no_sync == nullptr)) {
     return detail::exchange_missing_entry(function);
   }
-  if (DLPACKPP_UNLIKELY(py_object == nullptr)) return detail::exchange_null_argument(function, "py_object");
+  if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
+    return detail::exchange_null_argument(function, "py_object");
+  }
   const int rc = api->dltensor_from_py_object_no_sync(py_object, &storage);
   if (DLPACKPP_UNLIKELY(rc != 0)) return detail::exchange_producer_failed(function, rc);
   return TensorView::try_from(storage, options);
@@ -254,7 +262,9 @@ inline Result<void*> current_stream(const DLPackExchangeAPI* api, Device device)
   void* stream = nullptr;
   if (device.type() == kDLCPU || api->current_work_stream == nullptr) return stream;
   const int rc = api->current_work_stream(device.type(), device.id(), &stream);
-  if (DLPACKPP_UNLIKELY(rc != 0)) return detail::exchange_producer_failed("current_work_stream", rc);
+  if (DLPACKPP_UNLIKELY(rc != 0)) {
+    return detail::exchange_producer_failed("current_work_stream", rc);
+  }
   return stream;
 }
 
@@ -320,8 +330,8 @@ constexpr const char* error_kind(Errc code) noexcept {
 template <class Impl, class = void>
 struct has_managed_tensor_allocator : std::false_type {};
 template <class Impl>
-struct has_managed_tensor_allocator<Impl, std::void_t<decltype(Impl::managed_tensor_allocator(
-                                              std::declval<const DLTensor&>()))>>
+struct has_managed_tensor_allocator<
+    Impl, std::void_t<decltype(Impl::managed_tensor_allocator(std::declval<const DLTensor&>()))>>
     : std::true_type {};
 template <class Impl, class = void>
 struct has_managed_tensor_from_py_object : std::false_type {};
@@ -487,7 +497,9 @@ struct ExchangeTrampolines {
     return exchange_guard(&report, [&]() -> Result<void> {
       constexpr const char* function = "dltensor_from_py_object_no_sync";
       if (DLPACKPP_UNLIKELY(out == nullptr)) return exchange_null_argument(function, "out");
-      if (DLPACKPP_UNLIKELY(py_object == nullptr)) return exchange_null_argument(function, "py_object");
+      if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
+        return exchange_null_argument(function, "py_object");
+      }
       using R = decltype(Impl::dltensor_from_py_object_no_sync(py_object, *out));
       if constexpr (std::is_void<R>::value) {
         Impl::dltensor_from_py_object_no_sync(py_object, *out);
@@ -501,7 +513,9 @@ struct ExchangeTrampolines {
   static int current_work_stream(DLDeviceType type, std::int32_t id, void** out_stream) noexcept {
     if (out_stream != nullptr) *out_stream = nullptr;
     return exchange_guard(&report, [&]() -> Result<void> {
-      if (out_stream == nullptr) return exchange_null_argument("current_work_stream", "out_current_stream");
+      if (out_stream == nullptr) {
+        return exchange_null_argument("current_work_stream", "out_current_stream");
+      }
       auto stream = as_result(Impl::current_work_stream(Device(type, id)));
       if (!stream) return stream.error();
       *out_stream = *stream;

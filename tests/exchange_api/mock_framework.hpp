@@ -90,16 +90,16 @@ inline ManagedTensor counted_tensor(DataType dtype, dlpackpp::IntSpan shape, Dev
 /// How MockImpl's next call behaves.
 enum class Mode {
   ok,
-  throw_error,        // throws dlpackpp::Error(Errc::unsupported_device)
-  throw_bad_alloc,    // throws std::bad_alloc
-  throw_runtime,      // throws std::runtime_error("mock failure")
-  throw_int,          // throws 42: not a std::exception
-  return_error,       // returns a Result holding Errc::dtype_mismatch (no exception)
-  return_empty,       // returns an empty tensor / NULL object
-  keep_copy,          // to_py_object: succeeds without taking the tensor
-  malformed,          // from_py_object: exports a tensor with a negative extent
-  other_major,        // from_py_object: exports a tensor of major version 2
-  wrong_shape,        // allocator: ignores the prototype's shape
+  throw_error,      // throws dlpackpp::Error(Errc::unsupported_device)
+  throw_bad_alloc,  // throws std::bad_alloc
+  throw_runtime,    // throws std::runtime_error("mock failure")
+  throw_int,        // throws 42: not a std::exception
+  return_error,     // returns a Result holding Errc::dtype_mismatch (no exception)
+  return_empty,     // returns an empty tensor / NULL object
+  keep_copy,        // to_py_object: succeeds without taking the tensor
+  malformed,        // from_py_object: exports a tensor with a negative extent
+  other_major,      // from_py_object: exports a tensor of major version 2
+  wrong_shape,      // allocator: ignores the prototype's shape
 };
 inline Mode& mode() {
   static Mode m = Mode::ok;
@@ -178,7 +178,8 @@ struct MockImpl {
     maybe_throw();
     ++counters().stream_queries;
     counters().last_stream_device = device;
-    return reinterpret_cast<void*>(std::uintptr_t{0x1000} + static_cast<std::uintptr_t>(device.id()));
+    return reinterpret_cast<void*>(std::uintptr_t{0x1000} +
+                                   static_cast<std::uintptr_t>(device.id()));
   }
 
   static void set_error(std::string_view kind, std::string_view message) {

@@ -65,9 +65,7 @@ DLPackExchangeAPI table_of_version(std::uint32_t major, std::uint32_t minor) {
 
 // ---- find_exchange_api ----------------------------------------------------------------------
 
-TEST(FindExchangeApi, NullHeadIsNull) {
-  EXPECT_EQ(dlpackpp::find_exchange_api(nullptr), nullptr);
-}
+TEST(FindExchangeApi, NullHeadIsNull) { EXPECT_EQ(dlpackpp::find_exchange_api(nullptr), nullptr); }
 
 TEST(FindExchangeApi, HeadOfThisMajorIsItself) {
   DLPackExchangeAPI t = table_of_version(DLPACK_MAJOR_VERSION, 7);
@@ -194,7 +192,8 @@ TEST_F(ExchangeApi, ManagedFromObjectReturnedErrorReportsThroughSetError) {
   mock::mode() = Mode::return_empty;
   expect_failure(dlpackpp::managed_from_object(api, object.get()), Errc::invalid_argument);
   EXPECT_EQ(counters().set_error_calls, 2);
-  EXPECT_NE(counters().last_message.find("Impl::managed_tensor_from_py_object_no_sync returned no tensor"),
+  EXPECT_NE(counters().last_message.find(
+                "Impl::managed_tensor_from_py_object_no_sync returned no tensor"),
             std::string::npos);
 }
 
@@ -264,7 +263,8 @@ TEST_F(ExchangeApi, ViewFromObjectValidates) {
   object->shape[1] = 3;
   dlpackpp::ValidateOptions read_only;
   read_only.flags = dlpackpp::flag::read_only;
-  Result<dlpackpp::TensorView> v = dlpackpp::view_from_object(api, object.get(), storage, read_only);
+  Result<dlpackpp::TensorView> v =
+      dlpackpp::view_from_object(api, object.get(), storage, read_only);
   ASSERT_TRUE(v);
   EXPECT_TRUE(v->read_only());
 }
@@ -421,8 +421,9 @@ TEST_F(ExchangeApi, AllocateLikeCarriesTheProducersKindAndMessage) {
   expect_failure(dlpackpp::allocate_like(api, p.tensor), Errc::invalid_argument,
                  "managed_tensor_allocator failed: MemoryError: ");
   mock::mode() = Mode::throw_error;
-  expect_failure(dlpackpp::allocate_like(api, p.tensor), Errc::invalid_argument,
-                 "managed_tensor_allocator failed: BufferError: dlpackpp: mock refuses this device");
+  expect_failure(
+      dlpackpp::allocate_like(api, p.tensor), Errc::invalid_argument,
+      "managed_tensor_allocator failed: BufferError: dlpackpp: mock refuses this device");
   mock::mode() = Mode::return_error;
   expect_failure(dlpackpp::allocate_like(api, p.tensor), Errc::invalid_argument,
                  "TypeError: dlpackpp: mock returns an error");

@@ -28,8 +28,12 @@ void* counted_new(std::size_t size) {
 // block is freed by the allocator that made it.
 void* operator new(std::size_t size) { return counted_new(size); }
 void* operator new[](std::size_t size) { return counted_new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  return counted_malloc(size);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
@@ -56,7 +60,8 @@ TEST(ExchangeApiAlloc, ViewFromObjectDoesNotAllocate) {
   const long n = allocations_during([&] {
     for (int i = 0; i < 100; ++i) {
       DLTensor storage;
-      dlpackpp::Result<dlpackpp::TensorView> v = dlpackpp::view_from_object(api, object.get(), storage);
+      dlpackpp::Result<dlpackpp::TensorView> v =
+          dlpackpp::view_from_object(api, object.get(), storage);
       seen += v ? v->shape(1) : -1000;
     }
   });
@@ -71,7 +76,8 @@ TEST(ExchangeApiAlloc, ViewFromObjectWithNullStridesDoesNotAllocate) {
   bool ok = true;
   const long n = allocations_during([&] {
     DLTensor storage;
-    dlpackpp::Result<dlpackpp::TensorView> v = dlpackpp::view_from_object(api, object.get(), storage);
+    dlpackpp::Result<dlpackpp::TensorView> v =
+        dlpackpp::view_from_object(api, object.get(), storage);
     ok = v && v->stride(0) == 3;
   });
   EXPECT_EQ(n, 0);
