@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensors made on one thread and destroyed on others: every deleter and owner runs exactly once.
+// .ci/tsan.sh runs this under ThreadSanitizer with DLPACKPP_STRESS_CYCLES=100000 (cycles per
+// thread of the ring test); the default keeps the ASan/valgrind runs short.
 #include <dlpackpp/dlpackpp.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <memory>
 #include <condition_variable>
 #include <cstdint>
+#include <string>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -142,6 +147,104 @@ TEST(ManagedStress, TensorsMadeOnOneThreadDieOnOthersExactlyOnce) {
   EXPECT_EQ(destroyed.load(), 6 * kRounds);
   EXPECT_EQ(hand_made_deletes.load(), 3 * kRounds);
   EXPECT_EQ(owners_destroyed.load(), kRounds);
+}
+
+// Cycles per thread and thread count from the environment (the TSan leg asks for more).
+int from_env(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  const int value = std::atoi(text);
+  return value > 0 ? value : fallback;
+}
+
+// What one ring cycle makes, by cycle number.
+AnyTensor make_tensor(int cycle, const std::shared_ptr<const float[]>& shared, float* wrapped) {
+  switch (cycle % 6) {
+    case 0: return ManagedTensor::adopt(HandMade<DLManagedTensorVersioned>::make());
+    case 1: return LegacyManagedTensor::adopt(HandMade<DLManagedTensor>::make());
+    case 2: return dlpackpp::from_vector(std::vector<float>(8, static_cast<float>(cycle)), {2, 4});
+    case 3: return dlpackpp::allocate<LegacyManagedTensor>(DataType::int16(), {3, 3});
+    case 4:
+      return dlpackpp::wrap(wrapped, DataType::float32(), {4}, {}, Device::cpu(), CountingOwner{});
+    default: return dlpackpp::from_shared_ptr(shared, 4, {4});  // a copy of a shared owner
+  }
+}
+
+// Reads every element on the receiving thread (they were written on the making one), writes
+// where allowed, converts to the other kind and back, and lets the result die here.
+float consume(AnyTensor& t, const float* shared_by_all) {
+  float sum = 0;
+  std::visit(
+      [&](auto& h) {
+        const dlpackpp::TensorView v = h.view();
+        if (v.dtype() != DataType::float32()) return;
+        const float* values = v.template data<const float>();
+        for (std::int64_t i = 0; i < v.numel(); ++i) sum += values[i];
+        // Memory only this tensor holds is written too (the wrapped array is every thread's).
+        if (!v.read_only() && values != shared_by_all) v.template data<float>()[0] = sum;
+      },
+      t);
+  if (auto* legacy = std::get_if<LegacyManagedTensor>(&t)) {
+    ManagedTensor versioned = dlpackpp::to_versioned(std::move(*legacy));
+    LegacyManagedTensor back = dlpackpp::to_legacy(std::move(versioned));  // unwraps
+    sum += static_cast<float>(back.numel());
+  } else if (auto* versioned = std::get_if<ManagedTensor>(&t)) {
+    auto legacy_result = dlpackpp::try_to_legacy(std::move(*versioned));
+    if (legacy_result) {
+      LegacyManagedTensor legacy_handle = std::move(*legacy_result);
+      sum += static_cast<float>(legacy_handle.numel());
+    }  // a READ_ONLY export is refused and dies below as it is
+  }
+  t = AnyTensor();
+  return sum;
+}
+
+// Threads in a ring: each makes a tensor, hands it to its successor and consumes what its
+// predecessor made, so every handle is made on one thread and converted and destroyed on
+// another, and every deleter runs on a foreign thread. Shared owners are copied everywhere.
+TEST(ManagedStress, RingOfThreadsConvertsAndDestroysOnForeignThreads) {
+  const int threads = from_env("DLPACKPP_STRESS_THREADS", 4);
+  const int cycles = from_env("DLPACKPP_STRESS_CYCLES", 1500);
+  hand_made_deletes = 0;
+  owners_destroyed = 0;
+  static float wrapped[4] = {1, 2, 3, 4};
+  const std::shared_ptr<const float[]> shared(new float[4]{1, 1, 1, 1});
+
+  std::vector<HandOver> inboxes(static_cast<std::size_t>(threads));
+  std::atomic<long> consumed{0};
+  std::vector<std::thread> ring;
+  for (int i = 0; i < threads; ++i) {
+    ring.emplace_back([&, i] {
+      HandOver& next = inboxes[static_cast<std::size_t>((i + 1) % threads)];
+      HandOver& mine = inboxes[static_cast<std::size_t>(i)];
+      float sum = 0;
+      for (int cycle = 0; cycle < cycles; ++cycle) {
+        next.push(make_tensor(cycle + i, shared, wrapped));
+        AnyTensor t;
+        if (!mine.pop(t)) break;
+        sum += consume(t, wrapped);
+        consumed.fetch_add(1, std::memory_order_relaxed);
+      }
+      EXPECT_GT(sum, 0.0f);
+    });
+  }
+  for (std::thread& t : ring) t.join();
+  for (HandOver& inbox : inboxes) inbox.close();
+
+  // Expected deaths per kind, from the cycle numbers every thread used.
+  long hand_made = 0;
+  long owned = 0;
+  for (int i = 0; i < threads; ++i) {
+    for (int cycle = 0; cycle < cycles; ++cycle) {
+      const int kind = (cycle + i) % 6;
+      hand_made += kind <= 1 ? 1 : 0;
+      owned += kind == 4 ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(consumed.load(), static_cast<long>(threads) * cycles);
+  EXPECT_EQ(hand_made_deletes.load(), hand_made);
+  EXPECT_EQ(owners_destroyed.load(), owned);
+  EXPECT_EQ(shared.use_count(), 1) << "every export's copy of the shared owner was released";
 }
 
 }  // namespace
