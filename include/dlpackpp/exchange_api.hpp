@@ -375,6 +375,14 @@ Result<T> as_result(Result<T> result) {
   return result;
 }
 
+// Folds a trampoline's body into the trampoline (clang otherwise keeps the lambda apart,
+// which doubles the cost of the borrow hot path's producer call).
+#if defined(__GNUC__) || defined(__clang__)
+#define DLPACKPP_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
+#else
+#define DLPACKPP_DETAIL_LAMBDA_INLINE
+#endif
+
 /// Runs `body` (returning Result<void>) for a C entry point: 0 on success; on an Error or
 /// any exception, `report(kind, message)` and -1. Nothing escapes into C.
 template <class Report, class Body>
@@ -432,7 +440,7 @@ struct ExchangeTrampolines {
       // SetError takes NUL-terminated text: every message here is a what() or a literal.
       if (set_error != nullptr) set_error(error_context, kind, message.data());
     };
-    return exchange_guard(through_set_error, [&]() -> Result<void> {
+    return exchange_guard(through_set_error, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
       if (out == nullptr) return exchange_null_argument("managed_tensor_allocator", "out");
       if (prototype == nullptr) {
         return exchange_null_argument("managed_tensor_allocator", "prototype");
@@ -447,7 +455,7 @@ struct ExchangeTrampolines {
 
   static int from_py_object(void* py_object, DLManagedTensorVersioned** out) noexcept {
     if (out != nullptr) *out = nullptr;
-    return exchange_guard(&report, [&]() -> Result<void> {
+    return exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
       constexpr const char* function = "managed_tensor_from_py_object_no_sync";
       if (out == nullptr) return exchange_null_argument(function, "out");
       if (py_object == nullptr) return exchange_null_argument(function, "py_object");
@@ -463,21 +471,22 @@ struct ExchangeTrampolines {
     constexpr const char* function = "managed_tensor_to_py_object_no_sync";
     if (out_py_object != nullptr) *out_py_object = nullptr;
     // Checked before anything owns it: a refused tensor stays the caller's.
-    const int checked = exchange_guard(&report, [&]() -> Result<void> {
-      if (out_py_object == nullptr) return exchange_null_argument(function, "out_py_object");
-      if (tensor == nullptr) return exchange_null_argument(function, "tensor");
-      if (tensor->version.major != DLPACKPP_DLPACK_MAJOR) {
-        return make_error(Errc::version_mismatch, function, ": tensor version is ",
-                          tensor->version.major, '.', tensor->version.minor,
-                          ", this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
-      }
-      ValidateOptions options;
-      options.flags = tensor->flags;
-      return validate(tensor->dl_tensor, options);
-    });
+    const int checked =
+        exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+          if (out_py_object == nullptr) return exchange_null_argument(function, "out_py_object");
+          if (tensor == nullptr) return exchange_null_argument(function, "tensor");
+          if (tensor->version.major != DLPACKPP_DLPACK_MAJOR) {
+            return make_error(Errc::version_mismatch, function, ": tensor version is ",
+                              tensor->version.major, '.', tensor->version.minor,
+                              ", this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
+          }
+          ValidateOptions options;
+          options.flags = tensor->flags;
+          return validate(tensor->dl_tensor, options);
+        });
     if (checked != 0) return checked;
     ManagedTensor owned = ManagedTensor::adopt_unchecked(tensor);
-    const int rc = exchange_guard(&report, [&]() -> Result<void> {
+    const int rc = exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
       auto object = as_result(Impl::managed_tensor_to_py_object_no_sync(owned));
       if (!object) return object.error();
       if (*object == nullptr) return impl_no_result(function, "object");
@@ -494,7 +503,7 @@ struct ExchangeTrampolines {
   }
 
   static int dltensor_from_py_object(void* py_object, DLTensor* out) noexcept {
-    return exchange_guard(&report, [&]() -> Result<void> {
+    return exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
       constexpr const char* function = "dltensor_from_py_object_no_sync";
       if (DLPACKPP_UNLIKELY(out == nullptr)) return exchange_null_argument(function, "out");
       if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
@@ -512,7 +521,7 @@ struct ExchangeTrampolines {
 
   static int current_work_stream(DLDeviceType type, std::int32_t id, void** out_stream) noexcept {
     if (out_stream != nullptr) *out_stream = nullptr;
-    return exchange_guard(&report, [&]() -> Result<void> {
+    return exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
       if (out_stream == nullptr) {
         return exchange_null_argument("current_work_stream", "out_current_stream");
       }
@@ -580,5 +589,7 @@ const DLPackExchangeAPI* make_exchange_api() noexcept {
 }
 
 DLPACKPP_END_NAMESPACE
+
+#undef DLPACKPP_DETAIL_LAMBDA_INLINE
 
 #endif  // DLPACKPP_HAS_EXCHANGE_API
