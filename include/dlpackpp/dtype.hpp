@@ -103,7 +103,7 @@ DLPACKPP_HOST_DEVICE constexpr bool storage_bytes_of(std::uint8_t bits, std::uin
                                                      std::int64_t numel, bool padded,
                                                      std::int64_t& out) noexcept {
   const std::int64_t lane_count = lanes;
-  if (bits < 8 && padded) return mul_overflows(numel, lane_count, out) == false;
+  if (bits < 8 && padded) return !mul_overflows(numel, lane_count, out);
   const std::int64_t element_bits = static_cast<std::int64_t>(bits) * lane_count;
   if (element_bits % 8 == 0) return !mul_overflows(numel, element_bits / 8, out);
   if (bits >= 8) return !mul_overflows(numel, (element_bits + 7) / 8, out);
