@@ -87,9 +87,13 @@ PyObject* first_f64_borrowed(PyObject*, PyObject* obj) {
 // (b): a C++-owned float64 tensor of n zeros, returned as a dlpackpp.Tensor.
 PyObject* make(PyObject*, PyObject* arg) {
   const Py_ssize_t n = PyLong_AsSsize_t(arg);
-  if (n < 0) return PyErr_Occurred() != nullptr ? nullptr : fail(dlpackpp::Error(dlpackpp::Errc::invalid_argument, "n < 0"));
+  if (n < 0)
+    return PyErr_Occurred() != nullptr
+               ? nullptr
+               : fail(dlpackpp::Error(dlpackpp::Errc::invalid_argument, "n < 0"));
   const std::int64_t shape[] = {static_cast<std::int64_t>(n)};
-  Result<py::ImportedTensor> t = dlpackpp::try_from_vector(std::vector<double>(static_cast<std::size_t>(n)), shape);
+  Result<py::ImportedTensor> t =
+      dlpackpp::try_from_vector(std::vector<double>(static_cast<std::size_t>(n)), shape);
   if (!t) return fail(t.error());
   return py::to_pyobject(std::move(*t));
 }
@@ -100,8 +104,7 @@ PyObject* make(PyObject*, PyObject* arg) {
 // framework without the exchange API offers). Owning exports keep the object alive through
 // py::ObjectRef, as a framework's export keeps its tensor alive.
 struct MockObject {
-  PyObject_HEAD
-  float values[8];
+  PyObject_HEAD float values[8];
   std::int64_t shape[1];
 };
 
@@ -109,12 +112,14 @@ MockObject* as_mock(void* obj) { return static_cast<MockObject*>(obj); }
 
 py::ImportedTensor export_of(PyObject* obj) {
   MockObject* m = as_mock(obj);
-  return dlpackpp::wrap(m->values, DataType::float32(), m->shape, {}, dlpackpp::Device::cpu(), py::ObjectRef::borrow(obj));
+  return dlpackpp::wrap(m->values, DataType::float32(), m->shape, {}, dlpackpp::Device::cpu(),
+                        py::ObjectRef::borrow(obj));
 }
 
 struct MockImpl {
   static dlpackpp::ManagedTensor managed_tensor_allocator(const DLTensor& prototype) {
-    return dlpackpp::allocate(prototype.dtype, {prototype.shape, static_cast<std::size_t>(prototype.ndim)});
+    return dlpackpp::allocate(prototype.dtype,
+                              {prototype.shape, static_cast<std::size_t>(prototype.ndim)});
   }
   static dlpackpp::ManagedTensor managed_tensor_from_py_object_no_sync(void* obj) {
     return export_of(static_cast<PyObject*>(obj));
@@ -202,20 +207,27 @@ PyObject* numel_raw_exchange(PyObject*, PyObject* obj) {
   return PyLong_FromLongLong(static_cast<long long>(n));
 }
 
-PyMethodDef methods[] = {
-    {"noop", &noop, METH_O, nullptr},
-    {"numel", &numel, METH_O, nullptr},
-    {"numel_borrowed", &numel_borrowed, METH_O, nullptr},
-    {"first_f64", &first_f64, METH_O, nullptr},
-    {"first_f64_plain", &first_f64_plain, METH_O, nullptr},
-    {"first_f64_borrowed", &first_f64_borrowed, METH_O, nullptr},
-    {"make", &make, METH_O, nullptr},
-    {"mock_exchange", &mock_exchange, METH_NOARGS, nullptr},
-    {"mock_dunder", &mock_dunder, METH_NOARGS, nullptr},
-    {"numel_raw_exchange", &numel_raw_exchange, METH_O, nullptr},
-    {nullptr, nullptr, 0, nullptr}};
+PyMethodDef methods[] = {{"noop", &noop, METH_O, nullptr},
+                         {"numel", &numel, METH_O, nullptr},
+                         {"numel_borrowed", &numel_borrowed, METH_O, nullptr},
+                         {"first_f64", &first_f64, METH_O, nullptr},
+                         {"first_f64_plain", &first_f64_plain, METH_O, nullptr},
+                         {"first_f64_borrowed", &first_f64_borrowed, METH_O, nullptr},
+                         {"make", &make, METH_O, nullptr},
+                         {"mock_exchange", &mock_exchange, METH_NOARGS, nullptr},
+                         {"mock_dunder", &mock_dunder, METH_NOARGS, nullptr},
+                         {"numel_raw_exchange", &numel_raw_exchange, METH_O, nullptr},
+                         {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef module = {PyModuleDef_HEAD_INIT, "bench_dlpackpp", nullptr, -1, methods, nullptr, nullptr, nullptr, nullptr};
+PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                      "bench_dlpackpp",
+                      nullptr,
+                      -1,
+                      methods,
+                      nullptr,
+                      nullptr,
+                      nullptr,
+                      nullptr};
 
 }  // namespace
 
@@ -224,8 +236,9 @@ PyMODINIT_FUNC PyInit_bench_dlpackpp(void) {
   if (m == nullptr) return nullptr;
   g_exchange_type = PyType_FromSpec(&exchange_spec);
   g_dunder_type = PyType_FromSpec(&dunder_spec);
-  PyObject* api = PyCapsule_New(const_cast<DLPackExchangeAPI*>(dlpackpp::make_exchange_api<MockImpl>()),
-                                "dlpack_exchange_api", nullptr);
+  PyObject* api =
+      PyCapsule_New(const_cast<DLPackExchangeAPI*>(dlpackpp::make_exchange_api<MockImpl>()),
+                    "dlpack_exchange_api", nullptr);
   if (g_exchange_type == nullptr || g_dunder_type == nullptr || api == nullptr ||
       PyObject_SetAttrString(g_exchange_type, "__dlpack_c_exchange_api__", api) != 0 ||
       PyModule_AddObjectRef(m, "MockExchange", g_exchange_type) != 0 ||

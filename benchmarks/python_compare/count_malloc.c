@@ -40,7 +40,8 @@ __attribute__((visibility("default"))) void* aligned_alloc(size_t alignment, siz
   count();
   return __libc_memalign(alignment, size);
 }
-__attribute__((visibility("default"))) int posix_memalign(void** out, size_t alignment, size_t size) {
+__attribute__((visibility("default"))) int posix_memalign(void** out, size_t alignment,
+                                                          size_t size) {
   void* p;
   count();
   if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;

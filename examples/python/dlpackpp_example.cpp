@@ -52,14 +52,16 @@ void scale_from(T* p, const TensorView& view, int d, double k) {
 }
 
 Error unsupported_dtype(const TensorView& view) {
-  return Error(Errc::dtype_mismatch, "dlpackpp_example: expected float32 or float64, got " + view.dtype().to_string());
+  return Error(Errc::dtype_mismatch,
+               "dlpackpp_example: expected float32 or float64, got " + view.dtype().to_string());
 }
 
 // The sum of any float32/float64 tensor on the CPU. try_data<const T>() checks the dtype and
 // the alignment; const T asks for no write access, so read-only tensors are fine.
 Result<double> sum_view(const TensorView& view) {
   if (view.device() != dlpackpp::Device::cpu()) {
-    return Error(Errc::device_mismatch, "dlpackpp_example: expected a CPU tensor, got " + view.device().to_string());
+    return Error(Errc::device_mismatch,
+                 "dlpackpp_example: expected a CPU tensor, got " + view.device().to_string());
   }
   if (view.numel() == 0) return 0.0;  // data may be NULL then
   if (view.dtype() == DataType::float32()) {
@@ -131,7 +133,8 @@ PyObject* arange(PyObject*, PyObject* args, PyObject* kwargs) {
   Py_ssize_t n = 0;
   int read_only = 0;
   static const char* keywords[] = {"n", "read_only", nullptr};
-  if (PyArg_ParseTupleAndKeywords(args, kwargs, "n|$p:arange", const_cast<char**>(keywords), &n, &read_only) == 0) {
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "n|$p:arange", const_cast<char**>(keywords), &n,
+                                  &read_only) == 0) {
     return nullptr;
   }
   if (n < 0) return fail(Error(Errc::invalid_argument, "dlpackpp_example: arange(n) needs n >= 0"));
@@ -139,9 +142,9 @@ PyObject* arange(PyObject*, PyObject* args, PyObject* kwargs) {
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
   double* data = values.data();  // stays valid: moving a vector keeps its buffer
   const std::int64_t shape[] = {static_cast<std::int64_t>(n)};
-  Result<py::ImportedTensor> tensor =
-      dlpackpp::try_wrap<py::ImportedTensor>(data, DataType::float64(), shape, {}, dlpackpp::Device::cpu(),
-                                             std::move(values), read_only != 0 ? dlpackpp::flag::read_only : 0);
+  Result<py::ImportedTensor> tensor = dlpackpp::try_wrap<py::ImportedTensor>(
+      data, DataType::float64(), shape, {}, dlpackpp::Device::cpu(), std::move(values),
+      read_only != 0 ? dlpackpp::flag::read_only : 0);
   if (!tensor) return fail(tensor.error());
   return py::to_pyobject(std::move(*tensor));  // NULL with the Python exception set on failure
 }
@@ -149,15 +152,26 @@ PyObject* arange(PyObject*, PyObject* args, PyObject* kwargs) {
 // The casts through void(*)(void) say "this is a PyCFunction" without a cast-function-type
 // warning, as CPython's own modules do for METH_VARARGS | METH_KEYWORDS.
 PyMethodDef methods[] = {
-    {"sum", &sum, METH_O, "sum(tensor) -> float: the sum of a float32/float64 tensor of any layout"},
-    {"sum_borrowed", &sum_borrowed, METH_O, "sum_borrowed(tensor) -> float: as sum, through try_borrow"},
-    {"scale_", &scale_, METH_VARARGS, "scale_(tensor, k): multiply in place; read-only tensors raise"},
-    {"arange", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&arange)), METH_VARARGS | METH_KEYWORDS,
+    {"sum", &sum, METH_O,
+     "sum(tensor) -> float: the sum of a float32/float64 tensor of any layout"},
+    {"sum_borrowed", &sum_borrowed, METH_O,
+     "sum_borrowed(tensor) -> float: as sum, through try_borrow"},
+    {"scale_", &scale_, METH_VARARGS,
+     "scale_(tensor, k): multiply in place; read-only tensors raise"},
+    {"arange", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&arange)),
+     METH_VARARGS | METH_KEYWORDS,
      "arange(n, *, read_only=False) -> dlpackpp.Tensor of 0.0 .. n-1 (float64), owned by C++"},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef module = {PyModuleDef_HEAD_INIT, "dlpackpp_example", "dlpackpp's Python extension example", -1, methods,
-                      nullptr, nullptr, nullptr, nullptr};
+PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                      "dlpackpp_example",
+                      "dlpackpp's Python extension example",
+                      -1,
+                      methods,
+                      nullptr,
+                      nullptr,
+                      nullptr,
+                      nullptr};
 
 }  // namespace
 
