@@ -27,7 +27,8 @@ int main() {
   const dlpackpp::TensorView v = t.view();
   const auto m = dlpackpp::to_mdspan<const float, 2>(v);  // rank 2, int64_t extents
   float trace = 0;
-  for (std::int64_t i = 0; i < 3; ++i) trace += m(i, i);  // elements 0, 5, 10
+  // m[i, i] in C++23 (m(i, i) with CCCL in C++17); an array of indices works in both.
+  for (std::int64_t i = 0; i < 3; ++i) trace += m[md::array<std::int64_t, 2>{i, i}];  // 0, 5, 10
   std::cout << v << "\ntrace of the leading 3x3 block: " << trace << '\n';
 
   // Static extents are checked against the tensor: a wrong one is an Error, not a bad read.

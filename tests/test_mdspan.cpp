@@ -28,6 +28,13 @@ using dlpackpp::TensorView;
 using dlpackpp_test::expect_error;
 using Ints = std::vector<std::int64_t>;
 
+// The element at (i...): `m[i, j]` in C++23 and `m(i, j)` in CCCL's C++17 mode differ, while
+// indexing with an array of indices is standard in both.
+template <class M, class... I>
+typename M::reference at(const M& m, I... i) {
+  return m[md::array<typename M::index_type, sizeof...(I)>{static_cast<typename M::index_type>(i)...}];
+}
+
 // Every element of a rank-2 mdspan sits where the view's strides put it.
 template <class M>
 void expect_same_addresses_2d(const M& m, const TensorView& v) {
@@ -36,7 +43,7 @@ void expect_same_addresses_2d(const M& m, const TensorView& v) {
   const auto* first = static_cast<const float*>(v.const_data());
   for (std::int64_t i = 0; i < v.shape(0); ++i) {
     for (std::int64_t j = 0; j < v.shape(1); ++j) {
-      EXPECT_EQ(&m(i, j), first + i * v.stride(0) + j * v.stride(1)) << i << ", " << j;
+      EXPECT_EQ(&at(m, i, j), first + i * v.stride(0) + j * v.stride(1)) << i << ", " << j;
     }
   }
 }
@@ -60,7 +67,7 @@ TEST(Mdspan, RowMajorTransposedPaddedAndOffset) {
   }
   // Writable when the view is.
   auto w = dlpackpp::to_mdspan<float, 2>(row_major);
-  w(2, 3) = -1.0f;
+  at(w, 2, 3) = -1.0f;
   EXPECT_EQ(values[11], -1.0f);
 }
 
@@ -71,7 +78,7 @@ TEST(Mdspan, StaticExtentsAreChecked) {
   const auto m = dlpackpp::to_mdspan<const float, Fixed>(v);
   static_assert(decltype(m)::static_extent(0) == 2, "kept static");
   EXPECT_EQ(m.extent(1), 3);
-  EXPECT_EQ(&m(1, 2, 3), values.data() + 23);
+  EXPECT_EQ(&at(m, 1, 2, 3), values.data() + 23);
 
   using Wrong = md::extents<std::int64_t, 2, 4, 4>;
   expect_error([&] { dlpackpp::to_mdspan<const float, Wrong>(v); }, Errc::shape_mismatch,
@@ -80,7 +87,7 @@ TEST(Mdspan, StaticExtentsAreChecked) {
   // A narrower index type works while everything fits in it.
   using Small = md::extents<int, md::dynamic_extent, md::dynamic_extent, md::dynamic_extent>;
   const auto s = dlpackpp::to_mdspan<const float, Small>(v);
-  EXPECT_EQ(&s(1, 2, 3), values.data() + 23);
+  EXPECT_EQ(&at(s, 1, 2, 3), values.data() + 23);
 }
 
 TEST(Mdspan, SizeOneEmptyAndZeroDim) {
@@ -88,7 +95,7 @@ TEST(Mdspan, SizeOneEmptyAndZeroDim) {
   // Size-1 dimensions may carry any stride (PyTorch sends many kinds); they never matter.
   const TensorView ones(values.data(), DataType::float32(), {1, 4, 1}, {-7, 1, 0});
   const auto m = dlpackpp::to_mdspan<const float, 3>(ones);
-  EXPECT_EQ(&m(0, 3, 0), values.data() + 3);
+  EXPECT_EQ(&at(m, 0, 3, 0), values.data() + 3);
 
   const TensorView empty(nullptr, DataType::float32(), {0, 3}, {0, -2});
   const auto e = dlpackpp::to_mdspan<const float, 2>(empty);
@@ -98,7 +105,7 @@ TEST(Mdspan, SizeOneEmptyAndZeroDim) {
   float scalar = 5.0f;
   const TensorView zero_dim(&scalar, DataType::float32(), {});
   const auto z = dlpackpp::to_mdspan<float, 0>(zero_dim);
-  EXPECT_EQ(z(), 5.0f);
+  EXPECT_EQ(at(z), 5.0f);
 }
 
 TEST(Mdspan, RefusesWhatLayoutStrideCannotSay) {
@@ -179,7 +186,7 @@ TEST(Mdspan, RoundTripKeepsTheTensorAlive) {
   const void* data = original.const_data();
   const TensorView v = original.view();
   auto m = dlpackpp::to_mdspan<float, 2>(v);
-  m(3, 5) = 42.0f;
+  at(m, 3, 5) = 42.0f;
   ManagedTensor handed_on = dlpackpp::from_mdspan(m, std::move(original));
   EXPECT_FALSE(original);
   EXPECT_EQ(handed_on.const_data(), data);

@@ -190,7 +190,8 @@ strided_mdspan<T, Extents> to_mdspan(const TensorView& view) {
   return try_to_mdspan<T, Extents>(view).value();
 }
 /// As try_to_mdspan<T, Rank>, throwing on failure. For example
-/// `auto m = to_mdspan<const float, 2>(view); float x = m(1, 2);` (C++23 `m[1, 2]`).
+/// `auto m = to_mdspan<const float, 2>(view); float x = m[1, 2];` (C++23; CCCL's C++17
+/// mdspan spells it `m(1, 2)`).
 template <class T, std::size_t Rank>
 strided_mdspan<T, dynamic_extents<Rank>> to_mdspan(const TensorView& view) {
   return try_to_mdspan<T, dynamic_extents<Rank>>(view).value();
