@@ -394,6 +394,21 @@ Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const Validat
   return BasicManagedTensor<M>::try_adopt(managed, options);
 }
 
+#if DLPACKPP_HAS_VERSIONED
+// to_versioned() for a legacy tensor that adoption has just validated: with flags 0 its
+// re-validation would repeat the same checks on every legacy import, so the same wrapper is
+// made without them (the legacy deleter stays responsible, called exactly once).
+inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy) {
+  using Wrapper = ::dlpackpp::detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
+  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());  // on bad_alloc, legacy still owns it
+  static_cast<void>(legacy.release());
+  out->version.major = DLPACKPP_DLPACK_MAJOR;
+  out->version.minor = DLPACKPP_DLPACK_MINOR;
+  out->flags = 0;
+  return ManagedTensor::adopt_unchecked(out);
+}
+#endif
+
 DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
   if (!PyCapsule_CheckExact(capsule)) {
     return make_error(Errc::invalid_argument, "expected a DLPack capsule, got a ",
@@ -417,16 +432,18 @@ DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
 inline Result<ImportedTensor> try_from_capsule(PyObject* capsule, const ValidateOptions& options = {}) {
   if (capsule == nullptr) return detail::make_error(Errc::null_pointer, "capsule is NULL");
   if (PyCapsule_CheckExact(capsule)) {
+    // One look at the name picks the kind (GetPointer checks it again).
+    const char* name = PyCapsule_GetName(capsule);
 #if DLPACKPP_HAS_VERSIONED
-    if (PyCapsule_IsValid(capsule, "dltensor_versioned") != 0) {
+    if (detail::name_is(name, "dltensor_versioned")) {
       return detail::take_from_capsule<DLManagedTensorVersioned>(capsule, options);
     }
 #endif
-    if (PyCapsule_IsValid(capsule, "dltensor") != 0) {
+    if (detail::name_is(name, "dltensor")) {
       Result<LegacyManagedTensor> legacy = detail::take_from_capsule<DLManagedTensor>(capsule, options);
 #if DLPACKPP_HAS_VERSIONED
       if (!legacy) return legacy.error();
-      return try_to_versioned(std::move(*legacy));
+      return detail::versioned_from_adopted(std::move(*legacy));
 #else
       return legacy;
 #endif

@@ -5,6 +5,8 @@
 // __dlpack__ must never be called.
 #include <dlpackpp/python.hpp>
 
+#include "mock_framework.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -377,114 +379,15 @@ PyObject* raise_error(PyObject*, PyObject* args) {
 
 // ---- the mock framework ---------------------------------------------------------------------
 #if DLPACKPP_HAS_EXCHANGE_API
-struct MockStats {
-  long from_object = 0;
-  long borrow = 0;
-  long to_object = 0;
-  long allocate = 0;
-  long stream = 0;
-  long dunder = 0;
-};
-MockStats g_mock;
-
-struct MockObject {
-  PyObject_HEAD
-  float values[6];
-  std::int64_t shape[2];
-  int mode;  // 0 works, 1: every table function throws an Error, 2: throws std::runtime_error
-};
-
-PyObject* g_mock_type = nullptr;
-
-MockObject* as_mock(void* obj) { return static_cast<MockObject*>(obj); }
-
-void maybe_throw(const MockObject* m) {
-  if (m->mode == 1) throw Error(Errc::unsupported_device, "mock: refused on request");
-  if (m->mode == 2) throw std::runtime_error("mock: a plain C++ exception");
-}
-
-// The mock's exchange table: owning imports copy the values into a fresh export; borrows
-// point into the object.
-struct MockImpl {
-  static dlpackpp::ManagedTensor managed_tensor_allocator(const DLTensor& prototype) {
-    ++g_mock.allocate;
-    return dlpackpp::allocate(prototype.dtype, {prototype.shape, static_cast<std::size_t>(prototype.ndim)});
-  }
-  static dlpackpp::ManagedTensor managed_tensor_from_py_object_no_sync(void* obj) {
-    ++g_mock.from_object;
-    MockObject* m = as_mock(obj);
-    maybe_throw(m);
-    return dlpackpp::from_vector(std::vector<float>(m->values, m->values + 6), {m->shape[0], m->shape[1]});
-  }
-  static void* managed_tensor_to_py_object_no_sync(dlpackpp::ManagedTensor& tensor) {
-    ++g_mock.to_object;
-    return py::to_pyobject(std::move(tensor));
-  }
-  static void dltensor_from_py_object_no_sync(void* obj, DLTensor& out) {
-    ++g_mock.borrow;
-    MockObject* m = as_mock(obj);
-    maybe_throw(m);
-    out.data = m->values;
-    out.device = Device::cpu();
-    out.ndim = 2;
-    out.dtype = DataType::float32();
-    out.shape = m->shape;
-    out.strides = nullptr;
-    out.byte_offset = 0;
-  }
-  static void* current_work_stream(Device device) {
-    ++g_mock.stream;
-    return device == Device::cpu() ? nullptr : reinterpret_cast<void*>(std::uintptr_t{0x1234});
-  }
-  static void set_error(std::string_view kind, std::string_view message) {
-    PyObject* type = kind == "BufferError" ? PyExc_BufferError : PyExc_RuntimeError;
-    PyErr_SetString(type, std::string(message).c_str());
-  }
-};
-
-PyObject* mock_dunder(PyObject*, PyObject*, PyObject*) {
-  ++g_mock.dunder;
-  PyErr_SetString(PyExc_AssertionError, "MockTensor.__dlpack__ must not be called: the exchange API is there");
-  return nullptr;
-}
-
-PyObject* mock_type() {
-  if (g_mock_type != nullptr) return g_mock_type;
-  static PyMethodDef methods[] = {
-      {"__dlpack__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&mock_dunder)),
-       METH_VARARGS | METH_KEYWORDS, nullptr},
-      {nullptr, nullptr, 0, nullptr}};
-  static PyType_Slot slots[] = {{Py_tp_methods, methods}, {0, nullptr}};
-  static PyType_Spec spec = {DLPACKPP_TEST_STR(DLPACKPP_TEST_MODULE_NAME) ".MockTensor", static_cast<int>(sizeof(MockObject)), 0,
-                             Py_TPFLAGS_DEFAULT, slots};
-  PyObject* type = PyType_FromSpec(&spec);
-  if (type == nullptr) return nullptr;
-  PyObject* api = PyCapsule_New(const_cast<DLPackExchangeAPI*>(dlpackpp::make_exchange_api<MockImpl>()),
-                                "dlpack_exchange_api", nullptr);
-  if (api == nullptr || PyObject_SetAttrString(type, "__dlpack_c_exchange_api__", api) != 0) {
-    Py_XDECREF(api);
-    Py_DECREF(type);
-    return nullptr;
-  }
-  Py_DECREF(api);
-  g_mock_type = type;
-  return type;
-}
+using namespace dlpackpp_mock;
 
 // mock(mode=0) -> a MockTensor holding [[0, 1, 2], [3, 4, 5]] as float32.
 PyObject* mock(PyObject*, PyObject* args) {
   int mode = 0;
   if (PyArg_ParseTuple(args, "|i", &mode) == 0) return nullptr;
-  PyObject* type = mock_type();
+  PyObject* type = mock_type(DLPACKPP_TEST_STR(DLPACKPP_TEST_MODULE_NAME) ".MockTensor");
   if (type == nullptr) return nullptr;
-  PyObject* obj = PyType_GenericAlloc(reinterpret_cast<PyTypeObject*>(type), 0);
-  if (obj == nullptr) return nullptr;
-  auto* m = reinterpret_cast<MockObject*>(obj);
-  for (int i = 0; i < 6; ++i) m->values[i] = static_cast<float>(i);
-  m->shape[0] = 2;
-  m->shape[1] = 3;
-  m->mode = mode;
-  return obj;
+  return make_mock(type, mode);
 }
 
 PyObject* mock_stats(PyObject*, PyObject*) {
