@@ -10,7 +10,7 @@
 // every public header alone keep working; using its names then fails to compile (add
 // Python's include folder, e.g. link CMake's Python3::Module).
 #if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
-#define DLPACKPP_DETAIL_PYTHON_AVAILABLE 1
+
 
 // Python.h must come before any standard header; this header includes it itself so that a
 // translation unit can simply start with <dlpackpp/python.hpp>.

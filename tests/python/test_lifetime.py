@@ -59,6 +59,28 @@ class WithoutTheGil(unittest.TestCase):
         self.assertEqual(m.deleter_count(), start + 1)
 
 
+class Noisy:
+    """Raises and handles an exception of its own while being released."""
+
+    released = 0
+
+    def __del__(self):
+        Noisy.released += 1
+        try:
+            raise ValueError("inside __del__")
+        except ValueError:
+            pass
+
+
+class PendingExceptions(unittest.TestCase):
+    def test_capsule_and_tensor_deaths_keep_a_pending_exception(self):
+        for as_tensor in (False, True):
+            Noisy.released = 0
+            with self.assertRaisesRegex(KeyError, "kept"):
+                m.dies_during_exception(Noisy, as_tensor)
+            self.assertEqual(Noisy.released, 1)
+
+
 class AtExit(unittest.TestCase):
     def test_tensors_alive_at_interpreter_exit(self):
         script = textwrap.dedent("""

@@ -317,6 +317,26 @@ PyObject* owner_drop_on_thread(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// dies_during_exception(make_owner, as_tensor=False): a capsule (or a dlpackpp.Tensor) whose
+// deleter releases the only reference to make_owner()'s result dies while a KeyError is
+// pending; the KeyError must come out unchanged, whatever the owner's __del__ did.
+PyObject* dies_during_exception(PyObject*, PyObject* args) {
+  static float storage[2] = {1, 2};
+  PyObject* make_owner = nullptr;
+  int as_tensor = 0;
+  if (PyArg_ParseTuple(args, "O|p", &make_owner, &as_tensor) == 0) return nullptr;
+  py::ObjectRef owner = py::ObjectRef::steal(PyObject_CallObject(make_owner, nullptr));
+  if (owner.get() == nullptr) return nullptr;
+  Result<py::ImportedTensor> t = dlpackpp::try_wrap<py::ImportedTensor>(
+      storage, DataType::float32(), {2}, {}, Device::cpu(), std::move(owner));
+  if (!t) return fail(t.error());
+  PyObject* holder = as_tensor != 0 ? py::to_pyobject(std::move(*t)) : py::to_capsule(std::move(*t));
+  if (holder == nullptr) return nullptr;
+  PyErr_SetString(PyExc_KeyError, "kept");
+  Py_DECREF(holder);  // the deleter runs here, with the KeyError pending
+  return nullptr;
+}
+
 // Tensors kept by C++ statics: destroyed after the interpreter is gone.
 std::optional<py::ImportedTensor>& kept_at_exit() {
   static std::optional<py::ImportedTensor> kept;
@@ -423,6 +443,7 @@ PyMethodDef g_methods[] = {
     {"drop_on_thread", &drop_on_thread, METH_O, "import, then destroy on a thread without the GIL"},
     {"owner_drop_on_thread", &owner_drop_on_thread, METH_VARARGS, "ObjectRef released on a thread"},
     {"keep_until_exit", &keep_until_exit, METH_O, "a tensor kept by a C++ static"},
+    {"dies_during_exception", &dies_during_exception, METH_VARARGS, "deleter under a pending exception"},
     {"owner_tensor", &owner_tensor, METH_O, "dlpackpp.Tensor owning a reference"},
     {"reexport", &reexport, METH_O, "to_pyobject(from_dlpack(obj))"},
     {"tensor_type", &tensor_type, METH_NOARGS, "dlpackpp.Tensor"},
