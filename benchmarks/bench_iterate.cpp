@@ -19,20 +19,25 @@ using dlpackpp::TensorView;
 
 // The layouts, all over one buffer of 2^20 float32 (4 MiB).
 enum Layout : int {
-  contiguous_2d,   // [1024, 1024] row-major
-  transposed_2d,   // [1024, 1024] strides [1, 1024]
-  padded_2d,       // [1024, 1000] rows of 1024: no two loops fuse
-  contiguous_4d,   // [32, 32, 32, 32] row-major
-  transposed_4d,   // [32, 32, 32, 32] strides [1, 32, 1024, 32768]
+  contiguous_2d,  // [1024, 1024] row-major
+  transposed_2d,  // [1024, 1024] strides [1, 1024]
+  padded_2d,      // [1024, 1000] rows of 1024: no two loops fuse
+  contiguous_4d,  // [32, 32, 32, 32] row-major
+  transposed_4d,  // [32, 32, 32, 32] strides [1, 32, 1024, 32768]
 };
 
 const char* name(Layout layout) {
   switch (layout) {
-    case contiguous_2d: return "contiguous_2d";
-    case transposed_2d: return "transposed_2d";
-    case padded_2d: return "padded_2d";
-    case contiguous_4d: return "contiguous_4d";
-    case transposed_4d: return "transposed_4d";
+    case contiguous_2d:
+      return "contiguous_2d";
+    case transposed_2d:
+      return "transposed_2d";
+    case padded_2d:
+      return "padded_2d";
+    case contiguous_4d:
+      return "contiguous_4d";
+    case transposed_4d:
+      return "transposed_4d";
   }
   return "?";
 }
@@ -54,10 +59,14 @@ struct Fixture {
   TensorView view(Layout layout) {
     DataType f32 = DataType::float32();
     switch (layout) {
-      case contiguous_2d: return TensorView(buffer.data(), f32, {1024, 1024});
-      case transposed_2d: return TensorView(buffer.data(), f32, {1024, 1024}, {1, 1024});
-      case padded_2d: return TensorView(buffer.data(), f32, {1024, 1000}, {1024, 1});
-      case contiguous_4d: return TensorView(buffer.data(), f32, {32, 32, 32, 32});
+      case contiguous_2d:
+        return TensorView(buffer.data(), f32, {1024, 1024});
+      case transposed_2d:
+        return TensorView(buffer.data(), f32, {1024, 1024}, {1, 1024});
+      case padded_2d:
+        return TensorView(buffer.data(), f32, {1024, 1000}, {1024, 1});
+      case contiguous_4d:
+        return TensorView(buffer.data(), f32, {32, 32, 32, 32});
       case transposed_4d:
         return TensorView(buffer.data(), f32, {32, 32, 32, 32}, {1, 32, 1024, 32768});
     }

@@ -39,7 +39,8 @@ int main() {
 }
 #else
 int main() {
-  std::cout << "DLPACKPP_TEST_SKIPPED: no mdspan (needs C++23 <mdspan> or CCCL's <cuda/std/mdspan>)\n";
+  std::cout
+      << "DLPACKPP_TEST_SKIPPED: no mdspan (needs C++23 <mdspan> or CCCL's <cuda/std/mdspan>)\n";
   return 0;
 }
 #endif

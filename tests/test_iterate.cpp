@@ -138,7 +138,7 @@ void check_walks(Strided& s, bool expect_memory_order, const std::string& what) 
 }
 
 TEST(Iterate, LayoutsAgainstBruteForce) {
-  const std::vector<Ints> shapes = {{5},       {3, 4},       {4, 1, 3},    {2, 3, 4},
+  const std::vector<Ints> shapes = {{5},       {3, 4},       {4, 1, 3},       {2, 3, 4},
                                     {1, 1, 1}, {2, 2, 2, 2}, {3, 1, 2, 1, 4}, {7, 5}};
   for (const Ints& shape : shapes) {
     std::vector<int> order(shape.size());
@@ -157,8 +157,9 @@ TEST(Iterate, LayoutsAgainstBruteForce) {
         for (std::int64_t pad : {1, 2}) {
           for (bool use_offset : {false, true}) {
             Strided s(shape, layout(shape, o, pad, flip), use_offset);
-            check_walks(s, pad == 1, testing::PrintToString(s.shape) + " strides " +
-                                         testing::PrintToString(s.strides));
+            check_walks(
+                s, pad == 1,
+                testing::PrintToString(s.shape) + " strides " + testing::PrintToString(s.strides));
           }
         }
       }
@@ -184,9 +185,9 @@ TEST(Iterate, RandomLayoutsUpToRankTen) {
     for (std::size_t d = 0; d < flip.size(); ++d) flip[d] = rng() % 3 == 0;
     const std::int64_t pad = rng() % 4 == 0 ? 2 : 1;
     Strided s(shape, layout(shape, order, pad, flip), rng() % 2 == 0);
-    check_walks(s, pad == 1, "trial " + std::to_string(trial) + " " +
-                                 testing::PrintToString(s.shape) + " strides " +
-                                 testing::PrintToString(s.strides));
+    check_walks(s, pad == 1,
+                "trial " + std::to_string(trial) + " " + testing::PrintToString(s.shape) +
+                    " strides " + testing::PrintToString(s.strides));
   }
 }
 
@@ -249,9 +250,8 @@ TEST(Iterate, WritesThroughMutableElements) {
   std::vector<float> values(12, 0.0f);
   // Transposed 3x4 view of a 4x3 row-major buffer.
   TensorView v(values.data(), DataType::float32(), {3, 4}, {1, 3});
-  dlpackpp::for_each_indexed<float>(v, [](IntSpan i, float& x) {
-    x = static_cast<float>(10 * i[0] + i[1]);
-  });
+  dlpackpp::for_each_indexed<float>(
+      v, [](IntSpan i, float& x) { x = static_cast<float>(10 * i[0] + i[1]); });
   for (std::int64_t r = 0; r < 3; ++r) {
     for (std::int64_t c = 0; c < 4; ++c) {
       EXPECT_EQ(values[static_cast<std::size_t>(r + 3 * c)], static_cast<float>(10 * r + c));
@@ -292,14 +292,13 @@ TEST(Iterate, ChecksAsTypedAccessDoes) {
 
   Int4 packed[4] = {};
   TensorView int4(packed, dlpackpp::dtype_of<Int4>, {8});
-  expect_error([&] { dlpackpp::for_each_element<const Int4>(int4, noop); },
-               Errc::unsupported_dtype, "packed");
+  expect_error([&] { dlpackpp::for_each_element<const Int4>(int4, noop); }, Errc::unsupported_dtype,
+               "packed");
   dlpackpp::ValidateOptions padded;
   padded.flags = dlpackpp::flag::is_subbyte_type_padded;
   const DLTensor padded_tensor = int4.to_dltensor();
   calls = 0;
-  dlpackpp::for_each_element<const Int4>(TensorView(padded_tensor, padded),
-                                         [&](Int4) { ++calls; });
+  dlpackpp::for_each_element<const Int4>(TensorView(padded_tensor, padded), [&](Int4) { ++calls; });
   EXPECT_EQ(calls, 8) << "padded sub-byte elements are addressable";
 }
 

@@ -32,7 +32,8 @@ using Ints = std::vector<std::int64_t>;
 // indexing with an array of indices is standard in both.
 template <class M, class... I>
 typename M::reference at(const M& m, I... i) {
-  return m[md::array<typename M::index_type, sizeof...(I)>{static_cast<typename M::index_type>(i)...}];
+  return m[md::array<typename M::index_type, sizeof...(I)>{
+      static_cast<typename M::index_type>(i)...}];
 }
 
 // Every element of a rank-2 mdspan sits where the view's strides put it.

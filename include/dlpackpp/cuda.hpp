@@ -68,11 +68,17 @@ struct CudaBuffer {
     if (ptr == nullptr) return;
     // A deleter cannot report failure (DLPack's returns void), so errors are dropped here.
     switch (kind) {
-      case CudaMemory::pinned_host: static_cast<void>(cudaFreeHost(ptr)); break;
+      case CudaMemory::pinned_host:
+        static_cast<void>(cudaFreeHost(ptr));
+        break;
 #if DLPACKPP_DETAIL_CUDA_ASYNC
-      case CudaMemory::device_async: static_cast<void>(cudaFreeAsync(ptr, stream)); break;
+      case CudaMemory::device_async:
+        static_cast<void>(cudaFreeAsync(ptr, stream));
+        break;
 #endif
-      default: static_cast<void>(cudaFree(ptr)); break;
+      default:
+        static_cast<void>(cudaFree(ptr));
+        break;
     }
   }
 };
@@ -134,7 +140,8 @@ inline Result<CudaBuffer> cuda_allocate_bytes(std::size_t bytes, Device device,
   } else {
 #if DLPACKPP_DETAIL_CUDA_ASYNC
     int pools = 0;
-    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device.id()) == cudaSuccess &&
+    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device.id()) ==
+            cudaSuccess &&
         pools != 0) {
       buffer.kind = CudaMemory::device_async;
       status = cudaMallocAsync(&buffer.ptr, bytes, stream);
@@ -168,8 +175,9 @@ Result<Handle> try_allocate_cuda(DataType dtype, IntSpan shape, Device device = 
   const std::int32_t code = device.type_code();
   if (code != device_code::cuda && code != device_code::cuda_managed &&
       code != device_code::cuda_host) {
-    return detail::make_error(Errc::unsupported_device, "allocate_cuda makes cuda, cuda_managed "
-                              "or cuda_host memory, not ", device.to_string());
+    return detail::make_error(Errc::unsupported_device,
+                              "allocate_cuda makes cuda, cuda_managed or cuda_host memory, not ",
+                              device.to_string());
   }
   const Result<std::int64_t> numel = detail::try_numel(shape);
   if (!numel) return numel.error();

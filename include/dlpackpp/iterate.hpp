@@ -5,8 +5,8 @@
 /// never write an odometer. Opt-in (not in the umbrella header).
 #pragma once
 
-#include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/detail/checked.hpp"
+#include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/detail/view_errors.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/int_span.hpp"
@@ -31,11 +31,11 @@ inline constexpr int iteration_max_dims = 64;
 struct IterationPlan {
   std::int64_t extent[iteration_max_dims];
   std::int64_t stride[iteration_max_dims];
-  int dim[iteration_max_dims];        // the view's dimension each loop walks
-  bool flipped[iteration_max_dims];   // walked from its last index down
-  int rank = 0;                       // loops in the nest
-  std::int64_t base_offset = 0;       // elements from the first element to the first visited
-  bool empty = false;                 // no elements at all
+  int dim[iteration_max_dims];       // the view's dimension each loop walks
+  bool flipped[iteration_max_dims];  // walked from its last index down
+  int rank = 0;                      // loops in the nest
+  std::int64_t base_offset = 0;      // elements from the first element to the first visited
+  bool empty = false;                // no elements at all
 };
 
 /// Builds the loop nest: drops size-1 dimensions, flips negative strides, sorts by stride
@@ -53,7 +53,8 @@ inline void plan_iteration(IntSpan shape, IntSpan strides, bool merge, Iteration
   }
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
-    DLPACKPP_ASSERT(p.rank < iteration_max_dims, "more dimensions of extent >= 2 than int64 can count");
+    DLPACKPP_ASSERT(p.rank < iteration_max_dims,
+                    "more dimensions of extent >= 2 than int64 can count");
     const int r = p.rank++;
     const bool flip = strides[d] < 0;
     p.extent[r] = shape[d];

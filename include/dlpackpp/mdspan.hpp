@@ -76,8 +76,7 @@ struct is_extents<DLPACKPP_MDSPAN_NAMESPACE::extents<I, X...>> : std::true_type 
 
 /// A value outside an mdspan's index type.
 DLPACKPP_COLD inline Error index_type_error(const char* what, std::int64_t value) {
-  return make_error(Errc::size_overflow, what, value,
-                    " does not fit in the mdspan's index type");
+  return make_error(Errc::size_overflow, what, value, " does not fit in the mdspan's index type");
 }
 
 /// The strides layout_stride gets: the view's own, except on dimensions where no stride is
@@ -124,10 +123,11 @@ Result<void> fits_index_type(IntSpan shape, const std::int64_t* strides) {
   std::int64_t span = 1;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (static_cast<std::uint64_t>(shape[d]) > max) return index_type_error("extent ", shape[d]);
-    if (static_cast<std::uint64_t>(strides[d]) > max) return index_type_error("stride ", strides[d]);
+    if (static_cast<std::uint64_t>(strides[d]) > max)
+      return index_type_error("stride ", strides[d]);
     std::int64_t reach = 0;
-    if (shape[d] > 0 && (mul_overflows(strides[d], shape[d] - 1, reach) ||
-                         add_overflows(span, reach, span))) {
+    if (shape[d] > 0 &&
+        (mul_overflows(strides[d], shape[d] - 1, reach) || add_overflows(span, reach, span))) {
       return index_type_error("the strided span of extent ", shape[d]);
     }
   }
@@ -159,7 +159,8 @@ Result<strided_mdspan<T, Extents>> try_to_mdspan(const TensorView& view) {
   std::int64_t wanted[slots] = {};
   for (std::size_t r = 0; r < rank; ++r) {
     const std::size_t fixed = Extents::static_extent(r);
-    wanted[r] = fixed == DLPACKPP_MDSPAN_NAMESPACE::dynamic_extent ? -1 : static_cast<std::int64_t>(fixed);
+    wanted[r] =
+        fixed == DLPACKPP_MDSPAN_NAMESPACE::dynamic_extent ? -1 : static_cast<std::int64_t>(fixed);
   }
   ok = detail::shape_problem(view.shape(), IntSpan(wanted, rank));
   if (DLPACKPP_UNLIKELY(!ok)) return ok.error();

@@ -22,8 +22,8 @@ __global__ void iota(dlpackpp::TensorAccessor<float, 2> a) {
 
 // Host side: compiled, never run.
 dlpackpp::ManagedTensor dlpackpp_cuda_allocate(cudaStream_t stream) {
-  dlpackpp::ManagedTensor t =
-      dlpackpp::allocate_cuda(dlpackpp::DataType::float32(), {4, 8}, dlpackpp::Device::cuda(0), stream);
+  dlpackpp::ManagedTensor t = dlpackpp::allocate_cuda(dlpackpp::DataType::float32(), {4, 8},
+                                                      dlpackpp::Device::cuda(0), stream);
   auto a = t.view().require_device(dlpackpp::Device::cuda(0)).accessor<float, 2>();
   iota<<<4, 8, 0, stream>>>(a);
   return t;

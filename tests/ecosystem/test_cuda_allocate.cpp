@@ -4,8 +4,8 @@
 // with one, every memory kind is allocated, zero-filled, used and freed.
 #include <cuda_runtime_api.h>
 
-#include <dlpackpp/cuda.hpp>
 #include <gtest/gtest.h>
+#include <dlpackpp/cuda.hpp>
 
 #include "support/expect_error.hpp"
 
@@ -38,7 +38,8 @@ TEST(CudaAllocate, RefusesOtherDevices) {
 }
 
 TEST(CudaAllocate, WithoutAGpuTheRuntimeSaysWhy) {
-  if (have_gpu()) GTEST_SKIP() << "DLPACKPP_TEST_SKIPPED: a GPU is present; this checks the no-GPU path";
+  if (have_gpu())
+    GTEST_SKIP() << "DLPACKPP_TEST_SKIPPED: a GPU is present; this checks the no-GPU path";
   const auto r = dlpackpp::try_allocate_cuda(DataType::float32(), {2, 3}, Device::cuda(0));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), Errc::unsupported_device);
@@ -56,8 +57,8 @@ TEST(CudaAllocate, EveryMemoryKindOnTheGpu) {
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   for (Device device : {Device::cuda(0), Device::cuda_managed(0), Device::cuda_host()}) {
     SCOPED_TRACE(device.to_string());
-    dlpackpp::ManagedTensor t =
-        dlpackpp::allocate_cuda(DataType::int32(), {3, 5}, device, stream, dlpackpp::flag::is_copied);
+    dlpackpp::ManagedTensor t = dlpackpp::allocate_cuda(DataType::int32(), {3, 5}, device, stream,
+                                                        dlpackpp::flag::is_copied);
     EXPECT_EQ(t.device(), device);
     EXPECT_TRUE(t.is_copied());
     EXPECT_EQ(t.view().strides(), (std::vector<std::int64_t>{5, 1}));
