@@ -1272,7 +1272,7 @@ inline void tensor_dealloc(PyObject* obj) {
     Py_CLEAR(self->shape);
   }
   PyObject_Free(obj);
-  Py_DECREF(type);  // instances of heap types own a reference to their type
+  Py_DECREF(reinterpret_cast<PyObject*>(type));  // instances of heap types own a reference to their type
 }
 
 // Casts a method with keywords to the PyCFunction the table stores (through void(*)(void),

@@ -373,7 +373,7 @@ PyObject* reexport(PyObject*, PyObject* obj) {
 PyObject* tensor_type(PyObject*, PyObject*) {
   PyTypeObject* type = py::tensor_type();
   if (type == nullptr) return nullptr;
-  Py_INCREF(type);
+  Py_INCREF(reinterpret_cast<PyObject*>(type));
   return reinterpret_cast<PyObject*>(type);
 }
 
