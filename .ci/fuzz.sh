@@ -13,8 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 build=${FUZZ_BUILD:-build/fuzz}
-runs_import=${FUZZ_RUNS_IMPORT:-500000}
-runs_parse=${FUZZ_RUNS_PARSE:-250000}
+mkdir -p "$(dirname "$build")"
+runs_import=${FUZZ_RUNS_IMPORT:-400000}
+runs_parse=${FUZZ_RUNS_PARSE:-350000}
 runs_produce=${FUZZ_RUNS_PRODUCE:-250000}
 
 # A full path: the top-level CMakeLists compares $CXX on every re-configure.

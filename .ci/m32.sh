@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 build=${M32_BUILD:-build/m32}
+mkdir -p "$(dirname "$build")"
 gtest_src=${M32_GTEST_SOURCE:-/usr/src/googletest}
 # A full path: the top-level CMakeLists compares $CXX on every re-configure.
 export CXX=$(command -v g++)

@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 build=${MEMCHECK_BUILD:-build/memcheck}
+mkdir -p "$(dirname "$build")"
 # A full path: the top-level CMakeLists compares $CXX on every re-configure.
 export CXX=$(command -v "${MEMCHECK_CXX:-g++}")
 command -v valgrind > /dev/null || { echo "error: valgrind not found (apt-get install valgrind)" >&2; exit 1; }

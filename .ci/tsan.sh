@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 build=${TSAN_BUILD:-build/tsan}
+mkdir -p "$(dirname "$build")"
 export DLPACKPP_STRESS_THREADS=${DLPACKPP_STRESS_THREADS:-4}
 export DLPACKPP_STRESS_CYCLES=${DLPACKPP_STRESS_CYCLES:-100000}
 # A full path: the top-level CMakeLists compares $CXX on every re-configure.
