@@ -153,16 +153,18 @@ Result<strided_mdspan<T, Extents>> try_to_mdspan(const TensorView& view) {
   constexpr std::size_t rank = Extents::rank();
   constexpr std::size_t slots = rank > 0 ? rank : 1;
   using index_type = typename Extents::index_type;
-  Result<void> ok = detail::accessor_problem<T, static_cast<int>(rank)>(
-      view.dtype(), view.flags(), view.ndim(), view.const_data());
-  if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
   std::int64_t wanted[slots] = {};
   for (std::size_t r = 0; r < rank; ++r) {
     const std::size_t fixed = Extents::static_extent(r);
     wanted[r] =
         fixed == DLPACKPP_MDSPAN_NAMESPACE::dynamic_extent ? -1 : static_cast<std::int64_t>(fixed);
   }
-  ok = detail::shape_problem(view.shape(), IntSpan(wanted, rank));
+  // The rank and extents first, so a wrong rank reads as one of the shape; then the checks of
+  // accessor<T, rank>() (whose rank check then passes).
+  Result<void> ok = detail::shape_problem(view.shape(), IntSpan(wanted, rank));
+  if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+  ok = detail::accessor_problem<T, static_cast<int>(rank)>(view.dtype(), view.flags(), view.ndim(),
+                                                           view.const_data());
   if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
   std::int64_t strides[slots] = {};
   ok = detail::mdspan_strides(view, strides);
