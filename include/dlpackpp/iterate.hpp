@@ -72,7 +72,7 @@ inline void plan_iteration(IntSpan shape, IntSpan strides, bool merge, Iteration
   }
   if (!merge || p.rank < 2) return;
   // Fuse loop r into its inner neighbour when it steps exactly over the neighbour's span.
-  int kept = p.rank - 1;  // loops kept-..rank-1 are settled, innermost last
+  int kept = p.rank - 1;  // loops kept..rank-1 are settled, innermost last
   for (int r = p.rank - 2; r >= 0; --r) {
     std::int64_t span = 0;
     if (!mul_overflows(p.stride[kept], p.extent[kept], span) && p.stride[r] == span) {
