@@ -760,26 +760,23 @@ inline Result<ImportedTensor> import_exchange(const DLPackExchangeAPI* api, PyOb
 
 // obj.__dlpack__(**keywords in `mask`); a new reference or NULL with a Python exception set.
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, unsigned mask, const ImportOptions& options) {
+  // Arguments are borrowed by the call; only the ones made here are released after it.
   PyObject* storage[6] = {nullptr, obj, nullptr, nullptr, nullptr, nullptr};
   PyObject** args = storage + 1;  // storage[0] is the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
+  PyObject* made[2] = {nullptr, nullptr};
   Py_ssize_t n = 1;
   bool ok = true;
-  if ((mask & kw_max_version) != 0) {
-    Py_INCREF(in.max_version);
-    args[n++] = in.max_version;
-  }
+  if ((mask & kw_max_version) != 0) args[n++] = in.max_version;
   if ((mask & kw_stream) != 0) {
-    ok = ok && (args[n++] = PyLong_FromLongLong(static_cast<long long>(*options.stream))) != nullptr;
+    made[0] = PyLong_FromLongLong(static_cast<long long>(*options.stream));
+    ok = ok && (args[n++] = made[0]) != nullptr;
   }
   if ((mask & kw_dl_device) != 0) {
     const Device d = *options.dl_device;
-    ok = ok && (args[n++] = Py_BuildValue("(ii)", static_cast<int>(d.type()), static_cast<int>(d.id()))) != nullptr;
+    made[1] = Py_BuildValue("(ii)", static_cast<int>(d.type()), static_cast<int>(d.id()));
+    ok = ok && (args[n++] = made[1]) != nullptr;
   }
-  if ((mask & kw_copy) != 0) {
-    args[n] = *options.copy ? Py_True : Py_False;
-    Py_INCREF(args[n]);
-    ++n;
-  }
+  if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
   PyObject* result = nullptr;
   if (ok && mask != 0 && in.kwnames[mask] == nullptr) {
     PyObject* names = PyTuple_New(n - 1);
@@ -812,7 +809,8 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, unsigned mask, const 
     Py_XDECREF(method);
 #endif
   }
-  for (Py_ssize_t i = 1; i < n; ++i) Py_XDECREF(args[i]);
+  Py_XDECREF(made[0]);
+  Py_XDECREF(made[1]);
   return result;
 }
 
