@@ -49,5 +49,13 @@ echo "=== m32: built in $((SECONDS - start)) s ==="
 
 # Only the targets built above: a regex of their test names (gtest tests are "<target>.*").
 regex="^($(echo $targets | sed -E 's/fuzz_([a-z]+)_replay/fuzz.fuzz_\1.replay/g; s/ /|/g'))(\\.|$)"
-ctest --test-dir "$build" -R "$regex" -j2 --output-on-failure --no-tests=error | tee "$build.ctest.log"
+status=0
+ctest --test-dir "$build" -R "$regex" -j2 --output-on-failure --no-tests=error \
+  > "$build.ctest.log" 2>&1 || status=$?
+# ctest's own summary, and on failure what failed.
+sed -n '/tests passed/,$p' "$build.ctest.log"
+if [ "$status" -ne 0 ]; then
+  grep -B2 -A25 -E 'Failure|\*\*\*Failed|Exception' "$build.ctest.log" | head -n 150
+fi
 echo "=== m32: $((SECONDS - start)) s ==="
+exit "$status"
