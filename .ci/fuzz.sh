@@ -7,7 +7,8 @@
 # bug is fixed, the reproducer goes into tests/fuzz/regressions/<harness>/, which every build
 # replays as an ordinary test (fuzz.<harness>.replay).
 #
-# Environment: FUZZ_RUNS_IMPORT, FUZZ_RUNS_PARSE, FUZZ_RUNS_PRODUCE (inputs per harness),
+# Environment: FUZZ_RUNS_IMPORT, FUZZ_RUNS_PARSE, FUZZ_RUNS_PRODUCE, FUZZ_RUNS_CAPSULE (inputs
+# per harness; the capsule harness runs where Python's embedding library was found),
 # FUZZ_BUILD (build tree, default build/fuzz). Two harnesses run at a time (2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,7 @@ mkdir -p "$(dirname "$build")"
 runs_import=${FUZZ_RUNS_IMPORT:-400000}
 runs_parse=${FUZZ_RUNS_PARSE:-350000}
 runs_produce=${FUZZ_RUNS_PRODUCE:-250000}
+runs_capsule=${FUZZ_RUNS_CAPSULE:-100000}
 
 # A full path: the top-level CMakeLists compares $CXX on every re-configure.
 export CXX=$(command -v clang++)
@@ -27,7 +29,13 @@ if ! grep -q 'DLPACKPP_HAVE_LIBFUZZER:INTERNAL=1' "$build/CMakeCache.txt"; then
   echo "error: -fsanitize=fuzzer does not link with $CXX (install libclang-rt-14-dev)" >&2
   exit 1
 fi
-cmake --build "$build" -j2 --target fuzz_import fuzz_parse fuzz_produce
+harnesses="fuzz_import fuzz_parse fuzz_produce"
+targets_known=$(cmake --build "$build" --target help 2> /dev/null || true)
+if echo "$targets_known" | grep -qx '\.\.\. fuzz_capsule'; then
+  harnesses="$harnesses fuzz_capsule"
+fi
+# shellcheck disable=SC2086
+cmake --build "$build" -j2 --target $harnesses
 echo "=== fuzz: built in $((SECONDS - start)) s ==="
 
 # fuzz_one <harness> <runs>: one bounded libFuzzer run; its summary line goes to <harness>.summary.
@@ -39,6 +47,8 @@ fuzz_one() {
   mkdir -p "$work" "$artifacts"
   local status=0
   # New inputs go to the scratch folder (the first one); the checked-in corpus stays as is.
+  # The embedded interpreter of the capsule harness keeps its own allocations until exit.
+  LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp ${LSAN_OPTIONS:-}" \
   "$build/tests/fuzz/$harness" -runs="$runs" -max_len=256 -timeout=10 -rss_limit_mb=2048 \
     -entropic=0 -print_final_stats=1 -artifact_prefix="$artifacts/" \
     "$work" "tests/fuzz/corpus/$harness" > "$log" 2>&1 || status=$?
@@ -55,15 +65,16 @@ fuzz_one() {
 }
 
 mkdir -p "$build/fuzz-work"
-echo "=== fuzz: running (import alongside parse, then produce) ==="
+echo "=== fuzz: running (import alongside parse, produce, capsule) ==="
 fuzz_one fuzz_import "$runs_import" &
 import_pid=$!
 fuzz_one fuzz_parse "$runs_parse"
 fuzz_one fuzz_produce "$runs_produce"
+case " $harnesses " in *" fuzz_capsule "*) fuzz_one fuzz_capsule "$runs_capsule" ;; esac
 wait "$import_pid"
 
 total=0 failed=0
-for harness in fuzz_import fuzz_parse fuzz_produce; do
+for harness in $harnesses; do
   line=$(cat "$build/fuzz-work/$harness.summary")
   echo "$line"
   executions=$(echo "$line" | sed -nE 's/^[a-z_]+: ([0-9]+) executions.*/\1/p')
