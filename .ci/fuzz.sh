@@ -23,7 +23,8 @@ runs_capsule=${FUZZ_RUNS_CAPSULE:-100000}
 # A full path: the top-level CMakeLists compares $CXX on every re-configure.
 export CXX=$(command -v clang++)
 echo "=== fuzz: building the harnesses with $CXX in $build ==="
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLPACKPP_BUILD_EXAMPLES=OFF \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLPACKPP_BUILD_FUZZERS=ON \
+  -DDLPACKPP_BUILD_EXAMPLES=OFF \
   -DDLPACKPP_INSTALL=OFF > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 if ! grep -q 'DLPACKPP_HAVE_LIBFUZZER:INTERNAL=1' "$build/CMakeCache.txt"; then
   echo "error: -fsanitize=fuzzer does not link with $CXX (install libclang-rt-14-dev)" >&2
