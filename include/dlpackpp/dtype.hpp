@@ -21,25 +21,25 @@ DLPACKPP_BEGIN_NAMESPACE
 
 /// Numeric DLDataTypeCode values, usable whichever dlpack.h is in force.
 namespace dtype_code {
-inline constexpr std::uint8_t int_ = 0;                  ///< kDLInt
-inline constexpr std::uint8_t uint = 1;                  ///< kDLUInt
-inline constexpr std::uint8_t float_ = 2;                ///< kDLFloat
-inline constexpr std::uint8_t opaque_handle = 3;         ///< kDLOpaqueHandle
-inline constexpr std::uint8_t bfloat = 4;                ///< kDLBfloat
-inline constexpr std::uint8_t complex = 5;               ///< kDLComplex
-inline constexpr std::uint8_t bool_ = 6;                 ///< kDLBool
-inline constexpr std::uint8_t float8_e3m4 = 7;           ///< kDLFloat8_e3m4
-inline constexpr std::uint8_t float8_e4m3 = 8;           ///< kDLFloat8_e4m3
-inline constexpr std::uint8_t float8_e4m3b11fnuz = 9;    ///< kDLFloat8_e4m3b11fnuz
-inline constexpr std::uint8_t float8_e4m3fn = 10;        ///< kDLFloat8_e4m3fn
-inline constexpr std::uint8_t float8_e4m3fnuz = 11;      ///< kDLFloat8_e4m3fnuz
-inline constexpr std::uint8_t float8_e5m2 = 12;          ///< kDLFloat8_e5m2
-inline constexpr std::uint8_t float8_e5m2fnuz = 13;      ///< kDLFloat8_e5m2fnuz
-inline constexpr std::uint8_t float8_e8m0fnu = 14;       ///< kDLFloat8_e8m0fnu
-inline constexpr std::uint8_t float6_e2m3fn = 15;        ///< kDLFloat6_e2m3fn
-inline constexpr std::uint8_t float6_e3m2fn = 16;        ///< kDLFloat6_e3m2fn
-inline constexpr std::uint8_t float4_e2m1fn = 17;        ///< kDLFloat4_e2m1fn
-inline constexpr std::uint8_t count = 18;                ///< One past the last known code.
+inline constexpr std::uint8_t int_ = 0;                ///< kDLInt
+inline constexpr std::uint8_t uint = 1;                ///< kDLUInt
+inline constexpr std::uint8_t float_ = 2;              ///< kDLFloat
+inline constexpr std::uint8_t opaque_handle = 3;       ///< kDLOpaqueHandle
+inline constexpr std::uint8_t bfloat = 4;              ///< kDLBfloat
+inline constexpr std::uint8_t complex = 5;             ///< kDLComplex
+inline constexpr std::uint8_t bool_ = 6;               ///< kDLBool
+inline constexpr std::uint8_t float8_e3m4 = 7;         ///< kDLFloat8_e3m4
+inline constexpr std::uint8_t float8_e4m3 = 8;         ///< kDLFloat8_e4m3
+inline constexpr std::uint8_t float8_e4m3b11fnuz = 9;  ///< kDLFloat8_e4m3b11fnuz
+inline constexpr std::uint8_t float8_e4m3fn = 10;      ///< kDLFloat8_e4m3fn
+inline constexpr std::uint8_t float8_e4m3fnuz = 11;    ///< kDLFloat8_e4m3fnuz
+inline constexpr std::uint8_t float8_e5m2 = 12;        ///< kDLFloat8_e5m2
+inline constexpr std::uint8_t float8_e5m2fnuz = 13;    ///< kDLFloat8_e5m2fnuz
+inline constexpr std::uint8_t float8_e8m0fnu = 14;     ///< kDLFloat8_e8m0fnu
+inline constexpr std::uint8_t float6_e2m3fn = 15;      ///< kDLFloat6_e2m3fn
+inline constexpr std::uint8_t float6_e3m2fn = 16;      ///< kDLFloat6_e3m2fn
+inline constexpr std::uint8_t float4_e2m1fn = 17;      ///< kDLFloat4_e2m1fn
+inline constexpr std::uint8_t count = 18;              ///< One past the last known code.
 }  // namespace dtype_code
 
 namespace detail {
@@ -49,22 +49,28 @@ struct NamedFloatCode {
   std::uint8_t bits;
 };
 inline constexpr NamedFloatCode named_float_codes[] = {
-    {"float8_e3m4", 8},   {"float8_e4m3", 8},     {"float8_e4m3b11fnuz", 8},
-    {"float8_e4m3fn", 8}, {"float8_e4m3fnuz", 8}, {"float8_e5m2", 8},
-    {"float8_e5m2fnuz", 8}, {"float8_e8m0fnu", 8}, {"float6_e2m3fn", 6},
-    {"float6_e3m2fn", 6}, {"float4_e2m1fn", 4}};
+    {"float8_e3m4", 8},     {"float8_e4m3", 8},   {"float8_e4m3b11fnuz", 8}, {"float8_e4m3fn", 8},
+    {"float8_e4m3fnuz", 8}, {"float8_e5m2", 8},   {"float8_e5m2fnuz", 8},    {"float8_e8m0fnu", 8},
+    {"float6_e2m3fn", 6},   {"float6_e3m2fn", 6}, {"float4_e2m1fn", 4}};
 inline constexpr std::uint8_t first_named_float_code = dtype_code::float8_e3m4;
 
 // Codes whose name is a prefix followed by the width in bits.
 constexpr const char* width_prefix(std::uint8_t code) noexcept {
   switch (code) {
-    case dtype_code::int_: return "int";
-    case dtype_code::uint: return "uint";
-    case dtype_code::float_: return "float";
-    case dtype_code::opaque_handle: return "handle";
-    case dtype_code::bfloat: return "bfloat";
-    case dtype_code::complex: return "complex";
-    default: return nullptr;
+    case dtype_code::int_:
+      return "int";
+    case dtype_code::uint:
+      return "uint";
+    case dtype_code::float_:
+      return "float";
+    case dtype_code::opaque_handle:
+      return "handle";
+    case dtype_code::bfloat:
+      return "bfloat";
+    case dtype_code::complex:
+      return "complex";
+    default:
+      return nullptr;
   }
 }
 
@@ -86,15 +92,47 @@ constexpr bool is_defined_width(std::uint8_t code, std::uint8_t bits) noexcept {
     case dtype_code::int_:
     case dtype_code::uint:
       return bits == 4 || bits == 8 || bits == 16 || bits == 32 || bits == 64;
-    case dtype_code::float_: return bits == 16 || bits == 32 || bits == 64;
-    case dtype_code::opaque_handle: return bits == 32 || bits == 64;
-    case dtype_code::bfloat: return bits == 16;
-    case dtype_code::complex: return bits == 64 || bits == 128;
-    case dtype_code::bool_: return bits == 8;
+    case dtype_code::float_:
+      return bits == 16 || bits == 32 || bits == 64;
+    case dtype_code::opaque_handle:
+      return bits == 32 || bits == 64;
+    case dtype_code::bfloat:
+      return bits == 16;
+    case dtype_code::complex:
+      return bits == 64 || bits == 128;
+    case dtype_code::bool_:
+      return bits == 8;
     default:
       return code >= first_named_float_code && code < dtype_code::count &&
              named_float_codes[code - first_named_float_code].bits == bits;
   }
+}
+
+/// is_defined_width() for whole-byte widths as one table: bit w of entry `code` is set when
+/// DLPack defines 8 * w bits for that code. Every uint8_t code has an entry and w < 32
+/// covers every uint8_t width, so a lookup needs no range check.
+struct ByteWidths {
+  std::uint32_t masks[256] = {};
+};
+constexpr ByteWidths make_byte_widths() noexcept {
+  ByteWidths table{};
+  for (unsigned code = 0; code < dtype_code::count; ++code) {
+    for (unsigned w = 1; w < 32; ++w) {
+      if (is_defined_width(static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(8 * w))) {
+        table.masks[code] |= std::uint32_t{1} << w;
+      }
+    }
+  }
+  return table;
+}
+inline constexpr ByteWidths byte_widths = make_byte_widths();
+
+/// A valid dtype (lanes >= 1, a code/bits pair DLPack defines) of whole bytes per lane: the
+/// common case, checked with one table load instead of a switch over the codes.
+DLPACKPP_FORCE_INLINE bool is_valid_whole_byte(DLDataType dtype) noexcept {
+  const unsigned bits = dtype.bits;
+  return (bits & 7u) == 0 && dtype.lanes != 0 &&
+         ((byte_widths.masks[dtype.code] >> (bits >> 3)) & 1u) != 0;
 }
 
 /// Bytes for `numel` elements of bits x lanes, without overflowing on the way; false when
@@ -186,7 +224,6 @@ class DataType {
     return s.take();
   }
 
-
   /// Inverse of to_string() for every valid type; Errc::invalid_argument naming the input.
   static Result<DataType> try_parse(std::string_view text) {
     DataType t;
@@ -249,15 +286,11 @@ class DataType {
   /// FP8 E4M3, finite only (the OCP/NVIDIA "e4m3").
   static constexpr DataType float8_e4m3fn() noexcept { return {dtype_code::float8_e4m3fn, 8}; }
   /// FP8 E4M3, finite, unsigned zero (AMD).
-  static constexpr DataType float8_e4m3fnuz() noexcept {
-    return {dtype_code::float8_e4m3fnuz, 8};
-  }
+  static constexpr DataType float8_e4m3fnuz() noexcept { return {dtype_code::float8_e4m3fnuz, 8}; }
   /// FP8 E5M2 with infinities.
   static constexpr DataType float8_e5m2() noexcept { return {dtype_code::float8_e5m2, 8}; }
   /// FP8 E5M2, finite, unsigned zero (AMD).
-  static constexpr DataType float8_e5m2fnuz() noexcept {
-    return {dtype_code::float8_e5m2fnuz, 8};
-  }
+  static constexpr DataType float8_e5m2fnuz() noexcept { return {dtype_code::float8_e5m2fnuz, 8}; }
   /// FP8 exponent-only scale type (MX formats).
   static constexpr DataType float8_e8m0fnu() noexcept { return {dtype_code::float8_e8m0fnu, 8}; }
   /// FP6 E2M3, finite only.
@@ -402,12 +435,11 @@ struct complex_like<
     : std::true_type {};
 
 template <class T>
-constexpr bool is_character =
-    std::is_same<T, char>::value || std::is_same<T, wchar_t>::value ||
+constexpr bool is_character = std::is_same<T, char>::value || std::is_same<T, wchar_t>::value ||
 #if defined(__cpp_char8_t)
-    std::is_same<T, char8_t>::value ||
+                              std::is_same<T, char8_t>::value ||
 #endif
-    std::is_same<T, char16_t>::value || std::is_same<T, char32_t>::value;
+                              std::is_same<T, char16_t>::value || std::is_same<T, char32_t>::value;
 
 // The size bound keeps out __int128, which is integral under -std=gnu++ but has no DLPack
 // dtype; without it dtype_of<__int128> would silently be the invalid pair int128. sizeof is

@@ -47,27 +47,48 @@ enum class Errc : int {
 /// The enumerator's name, e.g. "negative_shape"; "unknown" for values outside Errc.
 constexpr const char* to_string(Errc code) noexcept {
   switch (code) {
-    case Errc::version_mismatch: return "version_mismatch";
-    case Errc::null_pointer: return "null_pointer";
-    case Errc::invalid_ndim: return "invalid_ndim";
-    case Errc::null_shape: return "null_shape";
-    case Errc::negative_shape: return "negative_shape";
-    case Errc::null_strides: return "null_strides";
-    case Errc::null_data: return "null_data";
-    case Errc::size_overflow: return "size_overflow";
-    case Errc::offset_overflow: return "offset_overflow";
-    case Errc::misaligned: return "misaligned";
-    case Errc::unsupported_dtype: return "unsupported_dtype";
-    case Errc::dtype_mismatch: return "dtype_mismatch";
-    case Errc::unsupported_device: return "unsupported_device";
-    case Errc::device_mismatch: return "device_mismatch";
-    case Errc::rank_mismatch: return "rank_mismatch";
-    case Errc::read_only: return "read_only";
-    case Errc::not_contiguous: return "not_contiguous";
-    case Errc::invalid_flags: return "invalid_flags";
-    case Errc::invalid_argument: return "invalid_argument";
-    case Errc::out_of_range: return "out_of_range";
-    case Errc::shape_mismatch: return "shape_mismatch";
+    case Errc::version_mismatch:
+      return "version_mismatch";
+    case Errc::null_pointer:
+      return "null_pointer";
+    case Errc::invalid_ndim:
+      return "invalid_ndim";
+    case Errc::null_shape:
+      return "null_shape";
+    case Errc::negative_shape:
+      return "negative_shape";
+    case Errc::null_strides:
+      return "null_strides";
+    case Errc::null_data:
+      return "null_data";
+    case Errc::size_overflow:
+      return "size_overflow";
+    case Errc::offset_overflow:
+      return "offset_overflow";
+    case Errc::misaligned:
+      return "misaligned";
+    case Errc::unsupported_dtype:
+      return "unsupported_dtype";
+    case Errc::dtype_mismatch:
+      return "dtype_mismatch";
+    case Errc::unsupported_device:
+      return "unsupported_device";
+    case Errc::device_mismatch:
+      return "device_mismatch";
+    case Errc::rank_mismatch:
+      return "rank_mismatch";
+    case Errc::read_only:
+      return "read_only";
+    case Errc::not_contiguous:
+      return "not_contiguous";
+    case Errc::invalid_flags:
+      return "invalid_flags";
+    case Errc::invalid_argument:
+      return "invalid_argument";
+    case Errc::out_of_range:
+      return "out_of_range";
+    case Errc::shape_mismatch:
+      return "shape_mismatch";
   }
   return "unknown";
 }
@@ -181,8 +202,7 @@ class [[nodiscard]] Result {
   /// A copy of `other`'s value or error (only where T is copyable).
   Result(copy_source other) : ok_(other.ok_) { construct_from(other); }
   /// Takes `other`'s value or error.
-  Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value)
-      : ok_(other.ok_) {
+  Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) : ok_(other.ok_) {
     construct_from(std::move(other));
   }
   /// Replaces the held value or error with a copy of `other`'s (only where T is copyable).
@@ -284,7 +304,9 @@ class [[nodiscard]] Result<void> {
   /// A success.
   Result() noexcept : ok_(true) {}
   /// A failure holding `error`.
-  Result(Error error) noexcept : ok_(false) { ::new (static_cast<void*>(&error_)) Error(std::move(error)); }
+  Result(Error error) noexcept : ok_(false) {
+    ::new (static_cast<void*>(&error_)) Error(std::move(error));
+  }
   /// A copy of `other`'s outcome.
   Result(const Result& other) noexcept : ok_(other.ok_) {
     if (!ok_) ::new (static_cast<void*>(&error_)) Error(other.error_);

@@ -23,10 +23,12 @@ inline constexpr std::uint64_t known = read_only | is_copied | is_subbyte_type_p
 }  // namespace flag
 
 #ifdef DLPACK_FLAG_BITMASK_READ_ONLY
-static_assert(flag::read_only == DLPACK_FLAG_BITMASK_READ_ONLY, "READ_ONLY bit differs from dlpack.h");
+static_assert(flag::read_only == DLPACK_FLAG_BITMASK_READ_ONLY,
+              "READ_ONLY bit differs from dlpack.h");
 #endif
 #ifdef DLPACK_FLAG_BITMASK_IS_COPIED
-static_assert(flag::is_copied == DLPACK_FLAG_BITMASK_IS_COPIED, "IS_COPIED bit differs from dlpack.h");
+static_assert(flag::is_copied == DLPACK_FLAG_BITMASK_IS_COPIED,
+              "IS_COPIED bit differs from dlpack.h");
 #endif
 #ifdef DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
 static_assert(flag::is_subbyte_type_padded == DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,

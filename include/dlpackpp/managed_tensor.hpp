@@ -69,7 +69,9 @@ class BasicManagedTensor {
   BasicManagedTensor(const BasicManagedTensor&) = delete;
   BasicManagedTensor& operator=(const BasicManagedTensor&) = delete;
   /// Takes `other`'s tensor, leaving it empty.
-  BasicManagedTensor(BasicManagedTensor&& other) noexcept : ptr_(other.ptr_) { other.ptr_ = nullptr; }
+  BasicManagedTensor(BasicManagedTensor&& other) noexcept : ptr_(other.ptr_) {
+    other.ptr_ = nullptr;
+  }
   /// Releases the current tensor and takes `other`'s, leaving it empty. Self-move is a no-op.
   BasicManagedTensor& operator=(BasicManagedTensor&& other) noexcept {
     if (this != &other) {
@@ -87,12 +89,14 @@ class BasicManagedTensor {
   /// from the header's is released without reading past `flags` (Errc::version_mismatch);
   /// a newer minor is accepted. A malformed tensor is released and its validation error
   /// returned. NULL is Errc::null_pointer. Never throws a validation error.
-  static Result<BasicManagedTensor> try_adopt(DLManaged* p, const ValidateOptions& options = {}) {
+  DLPACKPP_FORCE_INLINE static Result<BasicManagedTensor> try_adopt(
+      DLManaged* p, const ValidateOptions& options = {}) {
     if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options);
     return Result<BasicManagedTensor>(adopt_unchecked(p));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
-  static BasicManagedTensor adopt(DLManaged* p, const ValidateOptions& options = {}) {
+  DLPACKPP_FORCE_INLINE static BasicManagedTensor adopt(DLManaged* p,
+                                                        const ValidateOptions& options = {}) {
     if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options).value();
     return adopt_unchecked(p);
   }
@@ -122,7 +126,9 @@ class BasicManagedTensor {
 
   /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path); valid
   /// while this handle owns the tensor. Raw access without the flags goes through get().
-  TensorView view() const& DLPACKPP_LIFETIMEBOUND { return TensorView::unchecked(tensor(), flags()); }
+  TensorView view() const& DLPACKPP_LIFETIMEBOUND {
+    return TensorView::unchecked(tensor(), flags());
+  }
   /// Deleted: the view would outlive the temporary's tensor (its deleter runs first).
   TensorView view() const&& = delete;
 
@@ -145,7 +151,9 @@ class BasicManagedTensor {
     return detail::numel_unchecked(tensor().shape, static_cast<int>(tensor().ndim));
   }
   /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype(), numel(), flags()); }
+  std::int64_t nbytes() const noexcept {
+    return detail::nbytes_of_valid(dtype(), numel(), flags());
+  }
   /// Offset of the first element from the data pointer.
   std::uint64_t byte_offset() const noexcept { return tensor().byte_offset; }
   /// The first element (data + byte_offset), for reading.
@@ -170,14 +178,10 @@ class BasicManagedTensor {
   /// what TensorView::accessor<T, N>() checks, with the same errors.
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const& DLPACKPP_LIFETIMEBOUND {
-    const DLTensor& t = tensor();
-    void* first = detail::first_element(t);
-    Result<void> ok = detail::accessor_problem<T, N>(t.dtype, flags(), static_cast<int>(t.ndim), first);
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    if (t.strides != nullptr) return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, t.strides);
-    std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
-    detail::write_compact_strides(t.shape, N, compact);
-    return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, compact);
+    if (DLPACKPP_UNLIKELY(!(typed_access_ok<T, N>()))) {
+      return detail::accessor_error<T, N>(tensor(), flags());
+    }
+    return typed_accessor<T, N>();
   }
   /// Deleted: the accessor would outlive the temporary's tensor.
   template <class T, int N>
@@ -185,7 +189,10 @@ class BasicManagedTensor {
   /// As try_accessor(), throwing on failure.
   template <class T, int N>
   TensorAccessor<T, N> accessor() const& DLPACKPP_LIFETIMEBOUND {
-    return try_accessor<T, N>().value();
+    if (DLPACKPP_UNLIKELY(!(typed_access_ok<T, N>()))) {
+      throw_error(detail::accessor_error<T, N>(tensor(), flags()));
+    }
+    return typed_accessor<T, N>();
   }
   /// Deleted: the accessor would outlive the temporary's tensor.
   template <class T, int N>
@@ -223,9 +230,28 @@ class BasicManagedTensor {
   }
   const DLTensor& tensor() const noexcept { return checked()->dl_tensor; }
 
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE bool typed_access_ok() const noexcept {
+    const DLTensor& t = tensor();
+    return detail::accessor_ok<T, N>(t.dtype, flags(), static_cast<int>(t.ndim),
+                                     detail::first_element(t));
+  }
+  // The accessor of a tensor typed_access_ok() accepted; NULL strides become compact ones,
+  // computed on the stack for the accessor to copy.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
+    const DLTensor& t = tensor();
+    auto* first = static_cast<T*>(detail::first_element(t));
+    if (t.strides != nullptr) return TensorAccessor<T, N>(first, t.shape, t.strides);
+    std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
+    detail::write_compact_strides(t.shape, N, compact);
+    return TensorAccessor<T, N>(first, t.shape, compact);
+  }
+
   // The common case inline and message-free: a tensor of this major that the one-pass check
   // accepts. Everything else, valid or not, takes adopt_slowly().
-  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options) noexcept {
+  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p,
+                                            const ValidateOptions& options) noexcept {
     if (p == nullptr) return false;
     detail::TensorFacts facts;
     if constexpr (is_versioned) {
@@ -241,7 +267,8 @@ class BasicManagedTensor {
   // The whole catalogue, reporting the first problem; releases a refused tensor.
   DLPACKPP_COLD static Result<BasicManagedTensor> adopt_slowly(DLManaged* p,
                                                                ValidateOptions options) {
-    if (p == nullptr) return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
+    if (p == nullptr)
+      return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
     BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
     if constexpr (is_versioned) {
       // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
@@ -281,7 +308,8 @@ template <bool Available = false>
 struct ManagedTensorUnavailable {
   static_assert(Available,
                 "dlpackpp: ManagedTensor needs DLManagedTensorVersioned (DLPack >= 1.0), but "
-                "the dlpack.h in force is " DLPACKPP_DLPACK_VERSION_STRING ". Drop "
+                "the dlpack.h in force is " DLPACKPP_DLPACK_VERSION_STRING
+                ". Drop "
                 "DLPACKPP_USE_BUNDLED_DLPACK=0 / DLPACKPP_USE_SYSTEM_DLPACK=ON / "
                 "DLPACKPP_DLPACK_HEADER to use the bundled DLPack 1.3 header, include a newer "
                 "dlpack.h first, or use LegacyManagedTensor");
@@ -338,7 +366,8 @@ struct ConversionWrapper {
 /// A versioned tensor that owns `legacy`; the legacy deleter stays responsible for the
 /// memory and runs exactly once. `flags` are the new tensor's flags (e.g. flag::read_only).
 /// On failure `legacy` is left untouched.
-inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
+inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy,
+                                              std::uint64_t flags = 0) {
   if (!legacy) return detail::make_error(Errc::null_pointer, "to_versioned of an empty handle");
   // New flags can change what the tensor means (IS_SUBBYTE_TYPE_PADDED changes its byte
   // size), so it is checked again under them.
@@ -363,7 +392,8 @@ inline ManagedTensor to_versioned(LegacyManagedTensor&& legacy, std::uint64_t fl
 /// tensors carry no flags, so a READ_ONLY tensor is refused (Errc::read_only) unless
 /// `drop_read_only`, and a padded sub-byte one always is (Errc::invalid_flags). A tensor
 /// that to_versioned() wrapped comes back unwrapped. On failure `tensor` is left untouched.
-inline Result<LegacyManagedTensor> try_to_legacy(ManagedTensor&& tensor, bool drop_read_only = false) {
+inline Result<LegacyManagedTensor> try_to_legacy(ManagedTensor&& tensor,
+                                                 bool drop_read_only = false) {
   if (!tensor) return detail::make_error(Errc::null_pointer, "to_legacy of an empty handle");
   if (tensor.read_only() && !drop_read_only) {
     return detail::make_error(Errc::read_only,

@@ -33,6 +33,18 @@ struct is_managed_handle : std::false_type {};
 template <class M>
 struct is_managed_handle<BasicManagedTensor<M>> : std::true_type {};
 
+/// DLPackVersion for a versioned struct, for sizing fill_managed()'s check.
+template <class M, class = void>
+struct version_field {
+  using type = char;
+};
+template <class M>
+struct version_field<M, std::void_t<decltype(M{}.version)>> {
+  using type = decltype(M{}.version);
+};
+template <class M>
+using DLPackVersionOrNothing = typename version_field<M>::type;
+
 /// The struct a handle owns, and its deleter's signature.
 template <class Handle>
 using managed_of = typename Handle::managed_type;
@@ -40,26 +52,30 @@ using managed_of = typename Handle::managed_type;
 /// One heap block per export: the C struct, the owner, then shape and strides.
 template <class M, class Owner>
 struct ExportBlock {
-  M managed;
+  M managed;  // left uninitialized here: make_export() writes every field
   Owner owner;
 
-  static constexpr std::size_t alignment =
-      alignof(ExportBlock) > alignof(std::int64_t) ? alignof(ExportBlock) : alignof(std::int64_t);
+  template <class O>
+  explicit ExportBlock(O&& o) : owner(std::forward<O>(o)) {}
+
+  static constexpr std::size_t alignment = alignof(ExportBlock) > alignof(std::int64_t)
+                                               ? alignof(ExportBlock)
+                                               : alignof(std::int64_t);
   // Shape and strides start at the first int64-aligned byte after the block.
-  static constexpr std::size_t arrays_offset =
-      (sizeof(ExportBlock) + alignof(std::int64_t) - 1) / alignof(std::int64_t) * alignof(std::int64_t);
+  static constexpr std::size_t arrays_offset = (sizeof(ExportBlock) + alignof(std::int64_t) - 1) /
+                                               alignof(std::int64_t) * alignof(std::int64_t);
   static constexpr bool over_aligned = alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
   static void* allocate(std::size_t bytes) {
     if constexpr (over_aligned) {
-      return ::operator new(bytes, std::align_val_t{alignment});
+      return ::operator new (bytes, std::align_val_t{alignment});
     } else {
       return ::operator new(bytes);
     }
   }
   static void deallocate(void* raw) noexcept {
     if constexpr (over_aligned) {
-      ::operator delete(raw, std::align_val_t{alignment});
+      ::operator delete (raw, std::align_val_t{alignment});
     } else {
       ::operator delete(raw);
     }
@@ -72,19 +88,42 @@ struct ExportBlock {
   }
 };
 
-
 /// A shape with more elements than the memory behind it holds.
 DLPACKPP_COLD inline Error capacity_error(std::int64_t numel, std::int64_t capacity) {
   return make_error(Errc::invalid_argument, "shape has ", numel, " elements but the memory holds ",
                     capacity);
 }
 
+/// Every field of `m`, written one by one (the block is not zero-filled first). A header
+/// whose struct has fields beyond DLPack's (none does) gets the rest zeroed.
+template <class M>
+DLPACKPP_FORCE_INLINE void fill_managed(M& m, const DLTensor& t, void* ctx, void (*deleter)(M*),
+                                        std::uint64_t flags) noexcept {
+  constexpr bool versioned =
+      is_managed_handle<BasicManagedTensor<M>>::value && BasicManagedTensor<M>::is_versioned;
+  constexpr std::size_t known_fields =
+      sizeof(DLTensor) + sizeof(void*) + sizeof(deleter) +
+      (versioned ? sizeof(DLPackVersionOrNothing<M>) + sizeof(std::uint64_t) : 0);
+  if constexpr (sizeof(M) != known_fields) std::memset(static_cast<void*>(&m), 0, sizeof(M));
+  m.dl_tensor = t;
+  m.manager_ctx = ctx;
+  m.deleter = deleter;
+  if constexpr (versioned) {
+    m.version.major = DLPACKPP_DLPACK_MAJOR;
+    m.version.minor = DLPACKPP_DLPACK_MINOR;
+    m.flags = flags;
+  } else {
+    static_cast<void>(flags);
+  }
+}
+
 /// Builds and validates the export, consuming `owner` only on success. `capacity`, when not
 /// negative, is how many elements the memory holds: a shape with more is refused.
 template <class Handle, class Owner>
-Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan strides,
-                           Device device, Owner&& owner, std::uint64_t flags,
-                           std::int64_t capacity = -1, std::uint64_t byte_offset = 0) {
+DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, IntSpan shape,
+                                                 IntSpan strides, Device device, Owner&& owner,
+                                                 std::uint64_t flags, std::int64_t capacity = -1,
+                                                 std::uint64_t byte_offset = 0) {
   static_assert(is_managed_handle<Handle>::value,
                 "the first template argument must be ManagedTensor or LegacyManagedTensor");
   using M = managed_of<Handle>;
@@ -104,7 +143,7 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   // ndim > DLPACKPP_VIEW_INLINE_NDIM, breaking "one allocation per export".
   DLTensor t;
   Result<void> parts = describe_parts(data, dtype, shape, strides, device, byte_offset, t);
-  if (!parts) return parts.error();
+  if (DLPACKPP_UNLIKELY(!parts)) return parts.error();
   ValidateOptions options;
   options.flags = flags;
   TensorFacts facts;
@@ -114,17 +153,22 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
     return capacity_error(facts.numel, capacity);
   }
 
-  const auto n = shape.size();
-  void* raw = Block::allocate(Block::arrays_offset + 2 * n * sizeof(std::int64_t));
+  // From here on the parts are trusted: copied and completed without a second check.
+  const auto n = static_cast<int>(shape.size());
+  void* raw = Block::allocate(Block::arrays_offset + 2 * shape.size() * sizeof(std::int64_t));
   auto* arrays = reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + Block::arrays_offset);
-  for (std::size_t i = 0; i < n; ++i) {
-    ::new (static_cast<void*>(arrays + i)) std::int64_t(shape[i]);
-    if (!strides.empty()) ::new (static_cast<void*>(arrays + n + i)) std::int64_t(strides[i]);
-  }
+  const std::int64_t* from = shape.data();
   if (strides.empty()) {
     // Exports always carry strides: DLPack >= 1.2 requires them, so consumers need not
-    // derive them. Validation proved they fit.
-    write_compact_strides(arrays, static_cast<int>(n), arrays + n);
+    // derive them. Validation proved they fit; they are written as the shape is copied.
+    static_cast<void>(compact_strides(from, n, arrays + n, arrays));
+  } else {
+    const std::int64_t* from_strides = strides.data();
+    each_dim_inside_out(n, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+      arrays[d] = from[d];
+      arrays[n + d] = from_strides[d];
+      return true;
+    });
   }
   struct FreeOnThrow {
     void* raw;
@@ -132,20 +176,12 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
       if (raw != nullptr) Block::deallocate(raw);
     }
   } guard{raw};
-  auto* block = ::new (raw) Block{M{}, O(std::forward<Owner>(owner))};
+  auto* block = ::new (raw) Block(std::forward<Owner>(owner));
   guard.raw = nullptr;
-  M& m = block->managed;
-  m.dl_tensor = t;
-  m.dl_tensor.shape = n > 0 ? arrays : nullptr;
-  m.dl_tensor.strides = n > 0 ? arrays + n : nullptr;
-  m.manager_ctx = block;
-  m.deleter = &Block::deleter;
-  if constexpr (Handle::is_versioned) {
-    m.version.major = DLPACKPP_DLPACK_MAJOR;
-    m.version.minor = DLPACKPP_DLPACK_MINOR;
-    m.flags = flags;
-  }
-  return Handle::adopt_unchecked(&m);
+  t.shape = n > 0 ? arrays : nullptr;
+  t.strides = n > 0 ? arrays + n : nullptr;
+  fill_managed(block->managed, t, block, &Block::deleter, flags);
+  return Handle::adopt_unchecked(&block->managed);
 }
 
 /// Owns a block from operator new with 256-byte alignment.
@@ -187,15 +223,18 @@ constexpr std::uint64_t export_flags() noexcept {
 /// are validated first; on failure `owner` is not consumed. For example
 /// `wrap(p, DataType::float32(), {2, 3}, {}, Device::cuda(0), CudaFree{p})`.
 template <class Handle = DefaultManagedTensor, class Owner>
-Result<Handle> try_wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides, Device device,
-                        Owner&& owner, std::uint64_t flags = 0, std::uint64_t byte_offset = 0) {
+DLPACKPP_FORCE_INLINE Result<Handle> try_wrap(void* data, DataType dtype, IntSpan shape,
+                                              IntSpan strides, Device device, Owner&& owner,
+                                              std::uint64_t flags = 0,
+                                              std::uint64_t byte_offset = 0) {
   return detail::make_export<Handle>(data, dtype, shape, strides, device,
                                      std::forward<Owner>(owner), flags, -1, byte_offset);
 }
 /// As try_wrap, throwing on failure.
 template <class Handle = DefaultManagedTensor, class Owner>
-Handle wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides, Device device,
-            Owner&& owner, std::uint64_t flags = 0, std::uint64_t byte_offset = 0) {
+DLPACKPP_FORCE_INLINE Handle wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                                  Device device, Owner&& owner, std::uint64_t flags = 0,
+                                  std::uint64_t byte_offset = 0) {
   return try_wrap<Handle>(data, dtype, shape, strides, device, std::forward<Owner>(owner), flags,
                           byte_offset)
       .value();
@@ -214,8 +253,8 @@ Result<Handle> try_from_vector(std::vector<T, Alloc>&& values, IntSpan shape) {
                               " elements but the vector has ", values.size());
   }
   void* data = values.data();
-  return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(),
-                                     std::move(values), 0);
+  return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(values),
+                                     0);
 }
 /// As try_from_vector, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T, class Alloc>
@@ -250,8 +289,7 @@ Result<Handle> try_from_unique_ptr(std::unique_ptr<T[], D>&& ptr, std::size_t co
                                    IntSpan shape) {
   void* data = const_cast<std::remove_const_t<T>*>(ptr.get());
   return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(ptr),
-                                     detail::export_flags<Handle, T>(),
-                                     detail::clamp_count(count));
+                                     detail::export_flags<Handle, T>(), detail::clamp_count(count));
 }
 /// As try_from_unique_ptr, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T, class D>
@@ -281,8 +319,7 @@ template <class Handle = DefaultManagedTensor, class T>
 Result<Handle> try_from_shared_ptr(std::shared_ptr<T[]> ptr, std::size_t count, IntSpan shape) {
   void* data = const_cast<std::remove_const_t<T>*>(ptr.get());
   return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(ptr),
-                                     detail::export_flags<Handle, T>(),
-                                     detail::clamp_count(count));
+                                     detail::export_flags<Handle, T>(), detail::clamp_count(count));
 }
 /// As try_from_shared_ptr, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T>

@@ -6,8 +6,8 @@
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/detail/layout.hpp"
-#include "dlpackpp/detail/view_arrays.hpp"
 #include "dlpackpp/detail/view_errors.hpp"
+#include "dlpackpp/detail/view_storage.hpp"
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/dlpack.hpp"
 #include "dlpackpp/dtype.hpp"
@@ -60,24 +60,30 @@ class TensorView {
                                      IntSpan strides = {}, Device device = Device::cpu(),
                                      std::uint64_t byte_offset = 0) {
     DLTensor t;
-    Result<void> parts = detail::describe_parts(data, dtype, shape, strides, device, byte_offset, t);
+    Result<void> parts =
+        detail::describe_parts(data, dtype, shape, strides, device, byte_offset, t);
     if (!parts) return parts.error();
     Result<TensorView> view = try_from(t);
-    if (view) view->arrays_.copy(view->shape_data(), view->strides_data(), view->ndim_);
+    if (view) view->storage_.copy_arrays();
     return view;
   }
   /// A view without validation, for tensors the caller vouches for (already validated, or
   /// from a trusted producer). Allocates only for NULL strides above
   /// DLPACKPP_VIEW_INLINE_NDIM dimensions.
-  static TensorView unchecked(const DLTensor& tensor, std::uint64_t flags = 0) {
+  DLPACKPP_FORCE_INLINE static TensorView unchecked(const DLTensor& tensor,
+                                                    std::uint64_t flags = 0) {
+    const auto ndim = static_cast<int>(tensor.ndim);
     detail::TensorFacts facts;
-    detail::count_and_density(tensor.shape, tensor.strides, static_cast<int>(tensor.ndim),
-                              facts.numel, facts.contiguous);
+    if (tensor.strides != nullptr) {
+      detail::count_and_density(tensor.shape, tensor.strides, ndim, facts.numel, facts.contiguous);
+    } else {
+      facts.numel = detail::numel_unchecked(tensor.shape, ndim);
+    }
     return TensorView(tensor, flags, facts);
   }
 
   /// Number of dimensions.
-  int ndim() const noexcept { return ndim_; }
+  int ndim() const noexcept { return static_cast<int>(storage_.tensor().ndim); }
   /// The extents, ndim() values, borrowed from this view.
   IntSpan shape() const& noexcept DLPACKPP_LIFETIMEBOUND { return {shape_data(), dims()}; }
   /// The extents of a temporary view, by value.
@@ -99,13 +105,13 @@ class TensorView {
   std::int64_t numel() const noexcept { return numel_; }
   /// Bytes of the elements themselves (packed or padded sub-byte aware), not the span of a
   /// strided view.
-  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype_, numel_, flags_); }
+  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype(), numel_, flags_); }
   /// Element type.
-  DataType dtype() const noexcept { return dtype_; }
+  DataType dtype() const noexcept { return storage_.tensor().dtype; }
   /// Where the memory lives.
-  Device device() const noexcept { return device_; }
+  Device device() const noexcept { return storage_.tensor().device; }
   /// Offset of the first element from the producer's data pointer.
-  std::uint64_t byte_offset() const noexcept { return byte_offset_; }
+  std::uint64_t byte_offset() const noexcept { return storage_.tensor().byte_offset; }
   /// The managed tensor's flags (ValidateOptions::flags for a bare DLTensor).
   std::uint64_t flags() const noexcept { return flags_; }
   /// True when the producer forbade writes (READ_ONLY).
@@ -126,14 +132,20 @@ class TensorView {
   /// address is aligned for T.
   template <class T>
   T* data() const {
-    return try_data<T>().value();
+    void* p = first();
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
+      throw_error(detail::element_error<T>(storage_.tensor(), flags_));
+    }
+    return static_cast<T*>(p);
   }
   /// Non-throwing data<T>().
   template <class T>
   Result<T*> try_data() const {
-    Result<void> ok = element_problem<T>();
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    return static_cast<T*>(first());
+    void* p = first();
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
+      return detail::element_error<T>(storage_.tensor(), flags_);
+    }
+    return static_cast<T*>(p);
   }
 
   /// Errc::dtype_mismatch unless dtype() == expected.
@@ -141,35 +153,49 @@ class TensorView {
   /// As above; a temporary view is returned by value so a kept reference cannot dangle.
   TensorView require_dtype(DataType expected) && { return ok(dtype_problem(expected)); }
   /// Non-throwing require_dtype().
-  Result<TensorView> try_require_dtype(DataType expected) const { return or_error(dtype_problem(expected)); }
+  Result<TensorView> try_require_dtype(DataType expected) const {
+    return or_error(dtype_problem(expected));
+  }
   /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
   template <class T>
-  const TensorView& require_dtype() const& { return require_dtype(dtype_of<T>); }
+  const TensorView& require_dtype() const& {
+    return require_dtype(dtype_of<T>);
+  }
   /// As above, for a temporary view.
   template <class T>
-  TensorView require_dtype() && { return std::move(*this).require_dtype(dtype_of<T>); }
+  TensorView require_dtype() && {
+    return std::move(*this).require_dtype(dtype_of<T>);
+  }
   /// Non-throwing require_dtype<T>().
   template <class T>
-  Result<TensorView> try_require_dtype() const { return try_require_dtype(dtype_of<T>); }
+  Result<TensorView> try_require_dtype() const {
+    return try_require_dtype(dtype_of<T>);
+  }
   /// Errc::rank_mismatch unless ndim() == expected.
   const TensorView& require_ndim(int expected) const& { return ok(ndim_problem(expected)); }
   /// As above, for a temporary view.
   TensorView require_ndim(int expected) && { return ok(ndim_problem(expected)); }
   /// Non-throwing require_ndim().
-  Result<TensorView> try_require_ndim(int expected) const { return or_error(ndim_problem(expected)); }
+  Result<TensorView> try_require_ndim(int expected) const {
+    return or_error(ndim_problem(expected));
+  }
   /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
   /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
   const TensorView& require_shape(IntSpan expected) const& { return ok(shape_problem(expected)); }
   /// As above, for a temporary view.
   TensorView require_shape(IntSpan expected) && { return ok(shape_problem(expected)); }
   /// Non-throwing require_shape().
-  Result<TensorView> try_require_shape(IntSpan expected) const { return or_error(shape_problem(expected)); }
+  Result<TensorView> try_require_shape(IntSpan expected) const {
+    return or_error(shape_problem(expected));
+  }
   /// Errc::device_mismatch unless device() == expected.
   const TensorView& require_device(Device expected) const& { return ok(device_problem(expected)); }
   /// As above, for a temporary view.
   TensorView require_device(Device expected) && { return ok(device_problem(expected)); }
   /// Non-throwing require_device().
-  Result<TensorView> try_require_device(Device expected) const { return or_error(device_problem(expected)); }
+  Result<TensorView> try_require_device(Device expected) const {
+    return or_error(device_problem(expected));
+  }
   /// Errc::not_contiguous unless is_contiguous().
   const TensorView& require_contiguous() const& { return ok(contiguous_problem()); }
   /// As above, for a temporary view.
@@ -188,24 +214,32 @@ class TensorView {
   bool is_contiguous() const noexcept { return contiguous_; }
   /// Column-major dense (Fortran order), with the same allowances.
   bool is_fortran_contiguous() const noexcept {
-    return detail::dense_in_order(shape_data(), strides_data(), ndim_, true);
+    return detail::dense_in_order(shape_data(), strides_data(), ndim(), true);
   }
   /// Dense under some permutation of the dimensions: no gaps, no overlaps, positive strides.
-  bool is_compact() const noexcept;
+  bool is_compact() const noexcept {
+    return numel_ == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
+  }
 
   /// A typed, strided accessor of rank N, checked once: dtype, rank, writability for a
   /// non-const T, alignment, and addressable elements (packed sub-byte types are not:
   /// Errc::unsupported_dtype).
   template <class T, int N>
   TensorAccessor<T, N> accessor() const {
-    return try_accessor<T, N>().value();
+    void* p = first();
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
+      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_));
+    }
+    return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
   /// Non-throwing accessor<T, N>().
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const {
-    Result<void> ok = detail::accessor_problem<T, N>(dtype_, flags_, ndim_, first());
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    return TensorAccessor<T, N>(static_cast<T*>(first()), shape_data(), strides_data());
+    void* p = first();
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
+      return detail::accessor_error<T, N>(storage_.tensor(), flags_);
+    }
+    return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
 
   /// A DLTensor describing this view with its normalized strides; its shape/strides point
@@ -228,23 +262,20 @@ class TensorView {
   template <class DLManaged>
   friend class BasicManagedTensor;
 
-  TensorView(const DLTensor& t, std::uint64_t flags, const detail::TensorFacts& facts)
-      : data_(t.data),
-        byte_offset_(t.byte_offset), flags_(flags), numel_(facts.numel),
-        ndim_(static_cast<int>(t.ndim)), dtype_(t.dtype), device_(t.device),
-        contiguous_(facts.contiguous) {
-    arrays_.borrow(t.shape, t.strides, ndim_);
+  DLPACKPP_FORCE_INLINE TensorView(const DLTensor& t, std::uint64_t flags,
+                                   const detail::TensorFacts& facts)
+      : flags_(flags), numel_(facts.numel), contiguous_(facts.contiguous) {
+    storage_.borrow(t);
   }
 
-  std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim_); }
-  const std::int64_t* shape_data() const noexcept { return arrays_.shape(); }
-  const std::int64_t* strides_data() const noexcept { return arrays_.strides(); }
-  void* first() const noexcept {
-    return data_ == nullptr ? nullptr : static_cast<char*>(data_) + byte_offset_;
-  }
+  std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim()); }
+  const std::int64_t* shape_data() const noexcept { return storage_.shape(); }
+  const std::int64_t* strides_data() const noexcept { return storage_.strides(); }
+  void* first() const noexcept { return detail::first_element(storage_.tensor()); }
   Result<std::int64_t> at(const std::int64_t* values, int d) const {
-    const int i = d < 0 ? d + ndim_ : d;
-    if (DLPACKPP_UNLIKELY(i < 0 || i >= ndim_)) return detail::dim_error(d, ndim_);
+    const int n = ndim();
+    const int i = d < 0 ? d + n : d;
+    if (DLPACKPP_UNLIKELY(i < 0 || i >= n)) return detail::dim_error(d, n);
     return values[i];
   }
 
@@ -261,19 +292,30 @@ class TensorView {
     if (DLPACKPP_UNLIKELY(!problem)) return problem.error();
     return *this;
   }
+  // The mismatch errors take only the view's address and the expectation, so a passing
+  // check prepares no arguments for the failing one.
+  DLPACKPP_COLD Error mismatch(DataType expected) const {
+    return detail::dtype_error(dtype(), expected, "required ");
+  }
+  DLPACKPP_COLD Error mismatch(int expected) const {
+    return detail::rank_error(ndim(), expected, "required ");
+  }
+  DLPACKPP_COLD Error mismatch(Device expected) const {
+    return detail::device_error(device(), expected);
+  }
   Result<void> dtype_problem(DataType expected) const {
-    if (DLPACKPP_UNLIKELY(dtype_ != expected)) return detail::dtype_error(dtype_, expected, "required ");
+    if (DLPACKPP_UNLIKELY(dtype() != expected)) return mismatch(expected);
     return {};
   }
   Result<void> ndim_problem(int expected) const {
-    if (DLPACKPP_UNLIKELY(ndim_ != expected)) return detail::rank_error(ndim_, expected, "required ");
+    if (DLPACKPP_UNLIKELY(ndim() != expected)) return mismatch(expected);
     return {};
   }
   Result<void> shape_problem(IntSpan expected) const {
     return detail::shape_problem(shape(), expected);
   }
   Result<void> device_problem(Device expected) const {
-    if (DLPACKPP_UNLIKELY(device_ != expected)) return detail::device_error(device_, expected);
+    if (DLPACKPP_UNLIKELY(device() != expected)) return mismatch(expected);
     return {};
   }
   Result<void> contiguous_problem() const {
@@ -287,54 +329,17 @@ class TensorView {
     if (DLPACKPP_UNLIKELY(read_only())) return detail::read_only_error();
     return {};
   }
-  template <class T>
-  Result<void> element_problem() const {
-    return detail::element_problem<T>(dtype_, flags_, first());
-  }
 
-  void* data_;
-  detail::ViewArrays arrays_;
-  std::uint64_t byte_offset_;
+  detail::ViewStorage storage_;
   std::uint64_t flags_;
   std::int64_t numel_;
-  int ndim_;
-  DataType dtype_;
-  Device device_;
   bool contiguous_;
 };
 
-inline bool TensorView::is_compact() const noexcept {
-  const std::int64_t* shape = shape_data();
-  const std::int64_t* strides = strides_data();
-  if (numel_ == 0) return true;
-  int remaining = 0;
-  for (int d = 0; d < ndim_; ++d) remaining += shape[d] != 1 ? 1 : 0;
-  // In a dense layout each stride is the product of the smaller ones' extents, so strides
-  // grow strictly and can be matched in increasing order without sorting (or allocating).
-  std::int64_t expected = 1;
-  for (; remaining > 0; --remaining) {
-    int match = -1;
-    for (int d = 0; d < ndim_; ++d) {
-      if (shape[d] != 1 && strides[d] == expected) {
-        if (match != -1) return false;  // two dimensions share a stride: overlap
-        match = d;
-      }
-    }
-    if (match == -1) return false;
-    expected *= shape[match];
-  }
-  return true;
-}
-
 inline DLTensor TensorView::to_dltensor() const& noexcept {
-  DLTensor t{};
-  t.data = data_;
-  t.device = device_;
-  t.ndim = static_cast<decltype(t.ndim)>(ndim_);
-  t.dtype = dtype_;
-  t.shape = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(shape_data());
-  t.strides = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(strides_data());
-  t.byte_offset = byte_offset_;
+  DLTensor t = storage_.tensor();
+  t.shape = t.ndim == 0 ? nullptr : const_cast<detail::shape_field_t>(shape_data());
+  t.strides = t.ndim == 0 ? nullptr : const_cast<detail::shape_field_t>(strides_data());
   return t;
 }
 
@@ -348,12 +353,12 @@ inline std::string TensorView::to_string() const {
     }
     s << ']';
   };
-  s << dtype_.to_string();
+  s << dtype().to_string();
   list(shape());
   s << " strides ";
   list(strides());
-  s << ' ' << device_.to_string();
-  if (byte_offset_ != 0) s << " byte_offset " << byte_offset_;
+  s << ' ' << device().to_string();
+  if (byte_offset() != 0) s << " byte_offset " << byte_offset();
   if (read_only()) s << " read_only";
   return s.take();
 }

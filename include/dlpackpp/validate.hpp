@@ -32,9 +32,6 @@ struct ValidateOptions {
 
 namespace detail {
 
-// The header's own field type for shape/strides: `int64_t*` in most, `const int64_t*` in some.
-using shape_field_t = decltype(DLTensor{}.shape);
-
 /// Fills `out` with a DLTensor over caller-owned parts, after the two checks a DLTensor
 /// cannot express: the rank fits in ndim and strides (when given) match the shape. Empty
 /// strides become NULL, which validation then treats as compact row-major.
@@ -150,12 +147,10 @@ inline Result<std::int64_t> check_extents(const DLTensor& t) {
   const auto ndim = static_cast<int>(t.ndim);
   Result<std::int64_t> numel = try_numel({t.shape, static_cast<std::size_t>(ndim)});
   if (numel && *numel == 0 && t.strides == nullptr) {
-    std::int64_t stride = 1;
-    for (int d = ndim - 1; d > 0; --d) {
-      if (!grow_compact_stride(stride, t.shape[d])) {
-        return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
-                          ", the compact strides of this empty tensor overflow int64");
-      }
+    const int d = compact_strides(t.shape, ndim, nullptr);
+    if (d >= 0) {
+      return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
+                        ", the compact strides of this empty tensor overflow int64");
     }
   }
   return numel;
@@ -188,8 +183,8 @@ inline Result<void> check_address_span(DataType dtype, bool padded, std::uintptr
       !storage_bytes_of(dtype.bits(), dtype.lanes(), -low, padded, below) ||
       !storage_bytes_of(dtype.bits(), dtype.lanes(), high + 1, padded, above)) {
     return make_error(Errc::offset_overflow,
-                      "the strided extent in bytes overflows int64 (element offsets ", low,
-                      " to ", high, ")");
+                      "the strided extent in bytes overflows int64 (element offsets ", low, " to ",
+                      high, ")");
   }
   if (static_cast<std::uint64_t>(below) > first ||
       static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
@@ -200,7 +195,8 @@ inline Result<void> check_address_span(DataType dtype, bool padded, std::uintptr
   return {};
 }
 
-inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first, std::size_t alignment) {
+inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first,
+                                    std::size_t alignment) {
   if (alignment == 0) return {};
   if ((alignment & (alignment - 1)) != 0) {
     return make_error(Errc::invalid_argument, "alignment is ", alignment,
@@ -217,10 +213,10 @@ inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first, std
 /// valid tensors are accepted by quick_accept() and never come here unless they are unusual
 /// (empty, sub-byte, padded) rather than wrong.
 DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOptions& options,
-                                          TensorFacts& facts) {
-#define DLPACKPP_DETAIL_TRY(expr)      \
-  do {                                 \
-    Result<void> dlpackpp_ok_ = (expr); \
+                                           TensorFacts& facts) {
+#define DLPACKPP_DETAIL_TRY(expr)           \
+  do {                                      \
+    Result<void> dlpackpp_ok_ = (expr);     \
     if (!dlpackpp_ok_) return dlpackpp_ok_; \
   } while (false)
   DLPACKPP_DETAIL_TRY(check_rank(t));
@@ -269,62 +265,124 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
   return {};
 }
 
-/// The common case in one pass and without a message in sight: a non-empty tensor of a
-/// whole-byte type, non-negative strides (or NULL), not padded. Computes element count, reach
-/// and row-major density together. Declines (false) anything else, valid or not, and
-/// diagnose() decides; it never accepts what diagnose() would refuse.
+/// Every DLPack device type this library names, as a bit mask of type codes.
+constexpr std::uint64_t known_device_types() noexcept {
+  std::uint64_t mask = 0;
+  for (std::int32_t code = 0; code < 64; ++code) {
+    if (device_name(code) != nullptr) mask |= std::uint64_t{1} << code;
+  }
+  return mask;
+}
+
+/// check_device() without the messages: a known type and a non-negative id, tested on the
+/// struct's 64 bits at once.
+DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
+  const RawDevice raw = raw_device(device);
+  const std::uint64_t bits = std::uint64_t{static_cast<std::uint32_t>(raw.type)} |
+                             std::uint64_t{static_cast<std::uint32_t>(raw.id)} << 32;
+  const auto type = static_cast<std::uint32_t>(bits);
+  return static_cast<std::int64_t>(bits) >= 0 && type < 64 &&
+         ((known_device_types() >> type) & 1u) != 0;
+}
+
+/// Element count and the span (offset of the farthest element plus one) of a strided tensor
+/// that is not row-major contiguous, for quick_accept(): positive extents, non-negative
+/// strides, nothing overflowing. False for anything else, which diagnose() then decides.
+DLPACKPP_FORCE_INLINE bool strided_extent(const std::int64_t* shape, const std::int64_t* strides,
+                                          int ndim, std::int64_t& numel,
+                                          std::int64_t& span) noexcept {
+  numel = 1;
+  span = 1;
+  for (int d = 0; d < ndim; ++d) {
+    const std::int64_t extent = shape[d];
+    std::int64_t reach = 0;
+    if (extent <= 0 || strides[d] < 0 || mul_overflows(numel, extent, numel) ||
+        mul_overflows(strides[d], extent - 1, reach) || add_overflows(span, reach, span)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The byte checks of quick_accept() for a non-empty tensor whose elements, and the span
+/// from the first to the farthest, are each at most `count` elements: data is not NULL, the
+/// byte sizes fit in int64, byte_offset fits in a pointer offset, and data + byte_offset +
+/// the span does not wrap around the address space.
+DLPACKPP_FORCE_INLINE bool bytes_fit(const DLTensor& t, std::int64_t count) noexcept {
+  // Whole bytes per lane here (quick_accept() declined the rest), so sizes are products.
+  const std::int64_t element_bytes =
+      static_cast<std::int64_t>(t.dtype.bits >> 3) * static_cast<std::int64_t>(t.dtype.lanes);
+  std::int64_t bytes = 0;
+  const std::uint64_t offset = t.byte_offset;
+  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(t.data));
+  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
+  if (DLPACKPP_UNLIKELY(t.data == nullptr)) return false;
+  if (DLPACKPP_UNLIKELY(offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
+  // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
+  // data + byte_offset and the span after it.
+  const std::uint64_t end = base + (offset + static_cast<std::uint64_t>(bytes));
+#if UINTPTR_MAX < UINT64_MAX
+  if (end > UINTPTR_MAX) return false;
+#endif
+  return end >= base;
+}
+
+/// The common case, message-free and inline: a non-empty tensor of a valid whole-byte type
+/// on a known device, not padded, with NULL or non-negative strides. For a row-major
+/// contiguous tensor (what producers usually send) one pass over the shape counts the
+/// elements and proves the layout, whose span is then the count; other strided layouts take
+/// strided_extent(). Declines (false) anything else, valid or not, and diagnose() decides;
+/// it never accepts what diagnose() would refuse.
 DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
                                         TensorFacts& facts) noexcept {
-  const auto ndim = static_cast<std::int32_t>(t.ndim);
+  const auto ndim = static_cast<int>(t.ndim);
   const std::int64_t* shape = t.shape;
   const std::int64_t* strides = t.strides;
-  const DataType dtype(t.dtype);
-  const Device device(t.device);
-  if (ndim < 0 || (ndim > 0 && shape == nullptr) || (dtype.bits() & 7) != 0 ||
-      !dtype.is_valid() || !device.is_known() || device.id() < 0 ||
-      (options.flags & flag::is_subbyte_type_padded) != 0) {
+  if (DLPACKPP_UNLIKELY(ndim < 0) || DLPACKPP_UNLIKELY(shape == nullptr && ndim != 0) ||
+      DLPACKPP_UNLIKELY(!is_valid_whole_byte(t.dtype)) ||
+      DLPACKPP_UNLIKELY(!is_valid_device(t.device)) ||
+      DLPACKPP_UNLIKELY((options.flags & flag::is_subbyte_type_padded) != 0) ||
+      (strides == nullptr && options.require_strides && ndim > 0)) {
     return false;
   }
   std::int64_t numel = 1;
-  std::int64_t last = 0;  // offset of the farthest element, in elements
+  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
   bool contiguous = true;
+  bool counted = false;
   if (strides == nullptr) {
-    if (options.require_strides && ndim > 0) return false;
-    for (std::int32_t d = 0; d < ndim; ++d) {
-      if (shape[d] <= 0 || mul_overflows(numel, shape[d], numel)) return false;
-    }
-    last = numel - 1;
+    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+      signs |= shape[d];
+      return !mul_overflows(numel, shape[d], numel);
+    });
   } else {
-    for (std::int32_t d = ndim - 1; d >= 0; --d) {
+    // Inside out, the row-major stride of a dimension is the count so far; the common case
+    // matches it and never needs the extent compared with 1.
+    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
       const std::int64_t extent = shape[d];
-      const std::int64_t stride = strides[d];
-      std::int64_t reach = 0;
-      if (extent <= 0 || stride < 0 || mul_overflows(stride, extent - 1, reach) ||
-          add_overflows(last, reach, last)) {
+      signs |= extent;
+      if (DLPACKPP_UNLIKELY(strides[d] != numel) && extent != 1) {
+        contiguous = false;
         return false;
       }
-      // Walking inside out, the row-major stride of `d` is the count so far.
-      contiguous = contiguous && (extent == 1 || stride == numel);
-      if (mul_overflows(numel, extent, numel)) return false;
+      return !mul_overflows(numel, extent, numel);
+    });
+  }
+  if (DLPACKPP_LIKELY(counted)) {
+    // Contiguous (or NULL strides): the span is the count. Empty or negative extents make
+    // (signs | (numel - 1)) negative and are declined.
+    if ((signs | (numel - 1)) < 0 || !bytes_fit(t, numel)) return false;
+  } else {
+    std::int64_t span = 0;
+    if (contiguous || !strided_extent(shape, strides, ndim, numel, span) ||
+        !bytes_fit(t, numel > span ? numel : span)) {
+      return false;
     }
   }
-  // Whole bytes per lane here (sub-byte and odd widths were declined above).
-  const std::int64_t element_bytes =
-      static_cast<std::int64_t>(dtype.bits() / 8) * static_cast<std::int64_t>(dtype.lanes());
-  const auto base = reinterpret_cast<std::uintptr_t>(t.data);
-  const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
-  std::int64_t nbytes = 0;
-  std::int64_t span = 0;
-  if (t.data == nullptr || t.byte_offset > UINTPTR_MAX - base ||
-      t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX) ||
-      mul_overflows(numel, element_bytes, nbytes) || last == INT64_MAX ||
-      mul_overflows(last + 1, element_bytes, span) ||
-      static_cast<std::uint64_t>(span) > UINTPTR_MAX - first) {
-    return false;
-  }
   const std::size_t alignment = options.alignment;
-  if (alignment != 0 && ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0)) {
-    return false;
+  if (alignment != 0) {
+    const std::uintptr_t first =
+        reinterpret_cast<std::uintptr_t>(t.data) + static_cast<std::uintptr_t>(t.byte_offset);
+    if ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0) return false;
   }
   facts.numel = numel;
   facts.contiguous = contiguous;

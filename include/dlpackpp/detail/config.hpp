@@ -19,8 +19,8 @@
 #else
 #define DLPACKPP_USE_EXCEPTIONS 0
 #endif
-#if DLPACKPP_USE_EXCEPTIONS && !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || \
-                                 defined(_CPPUNWIND))
+#if DLPACKPP_USE_EXCEPTIONS && \
+    !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND))
 #error "DLPACKPP_USE_EXCEPTIONS=1 but the compiler has exceptions disabled"
 #endif
 
@@ -44,6 +44,16 @@
 #define DLPACKPP_FORCE_INLINE inline
 #endif
 
+// The same for a lambda (written after its parameter list), for the per-dimension steps of
+// the unrolled passes over a tensor's shape.
+#ifdef DLPACKPP_LAMBDA_FORCE_INLINE
+// Use the provided definition.
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(__HIPCC__)
+#define DLPACKPP_LAMBDA_FORCE_INLINE __attribute__((always_inline))
+#else
+#define DLPACKPP_LAMBDA_FORCE_INLINE
+#endif
+
 // Branch hint for error paths that are never taken by valid input.
 #ifdef DLPACKPP_UNLIKELY
 // Use the provided definition.
@@ -51,6 +61,14 @@
 #define DLPACKPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define DLPACKPP_UNLIKELY(x) (x)
+#endif
+// Branch hint for the path valid input takes.
+#ifdef DLPACKPP_LIKELY
+// Use the provided definition.
+#elif defined(__GNUC__) || defined(__clang__)
+#define DLPACKPP_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define DLPACKPP_LIKELY(x) (x)
 #endif
 
 // Keeps message building out of the hot paths: error builders are outlined and laid out cold.
@@ -81,7 +99,7 @@
 #ifdef DLPACKPP_ASSERT
 // Use the provided definition.
 #else
-#define DLPACKPP_ASSERT(cond, msg) \
+#define DLPACKPP_ASSERT(cond, msg)                                                         \
   (DLPACKPP_UNLIKELY(!(cond)) ? ::dlpackpp::detail::assert_fail(__FILE__, __LINE__, (msg)) \
                               : static_cast<void>(0))
 #endif
@@ -128,14 +146,13 @@
 // `dlpackpp::v0_1_dl1_ex1_bc0_in8::TensorView`.
 #define DLPACKPP_DETAIL_CAT2(a, b) a##b
 #define DLPACKPP_DETAIL_CAT(a, b) DLPACKPP_DETAIL_CAT2(a, b)
-#define DLPACKPP_ABI_NAMESPACE                                                                 \
-  DLPACKPP_DETAIL_CAT(                                                                         \
-      DLPACKPP_DETAIL_CAT(                                                                     \
-          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(v, DLPACKPP_VERSION_MAJOR),                  \
-                              DLPACKPP_DETAIL_CAT(_, DLPACKPP_VERSION_MINOR)),                 \
-          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_dl, DLPACKPP_HAS_VERSIONED),                \
-                              DLPACKPP_DETAIL_CAT(_ex, DLPACKPP_USE_EXCEPTIONS))),             \
-      DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_bc, DLPACKPP_ACCESSOR_BOUNDS_CHECK),            \
+#define DLPACKPP_ABI_NAMESPACE                                                                     \
+  DLPACKPP_DETAIL_CAT(                                                                             \
+      DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(v, DLPACKPP_VERSION_MAJOR),      \
+                                              DLPACKPP_DETAIL_CAT(_, DLPACKPP_VERSION_MINOR)),     \
+                          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_dl, DLPACKPP_HAS_VERSIONED),    \
+                                              DLPACKPP_DETAIL_CAT(_ex, DLPACKPP_USE_EXCEPTIONS))), \
+      DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_bc, DLPACKPP_ACCESSOR_BOUNDS_CHECK),                \
                           DLPACKPP_DETAIL_CAT(_in, DLPACKPP_VIEW_INLINE_NDIM)))
 /// Opens dlpackpp's namespace and its inline ABI namespace.
 #define DLPACKPP_BEGIN_NAMESPACE \

@@ -44,7 +44,9 @@ class SharedArray {
 
   /// The elements (NULL when empty); shared by every copy.
   T* data() const noexcept {
-    return header_ == nullptr ? nullptr : reinterpret_cast<T*>(reinterpret_cast<char*>(header_) + sizeof(Header));
+    return header_ == nullptr
+               ? nullptr
+               : reinterpret_cast<T*>(reinterpret_cast<char*>(header_) + sizeof(Header));
   }
   /// True when it holds an array.
   explicit operator bool() const noexcept { return header_ != nullptr; }

@@ -7,8 +7,8 @@
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/device.hpp"
-#include "dlpackpp/dtype.hpp"
 #include "dlpackpp/dlpack.hpp"
+#include "dlpackpp/dtype.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/flags.hpp"
 #include "dlpackpp/int_span.hpp"
@@ -69,35 +69,79 @@ inline void* first_element(const DLTensor& t) noexcept {
                                  static_cast<std::uintptr_t>(t.byte_offset));
 }
 
-/// Typed access to the elements at `first` as T: dtype, writability, alignment.
+/// Typed access as T reads a DLPack bool as C++ bool only through BoolByte.
 template <class T>
-Result<void> element_problem(DataType dtype, std::uint64_t flags, const void* first) {
+constexpr void assert_not_bool() noexcept {
   static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
                 "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
                 "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
                 "tensors as dlpackpp::BoolByte");
+}
+
+// The rules of typed access, one predicate each, shared by the fast checks (*_ok) and the
+// diagnoses (*_problem) below.
+template <class T>
+constexpr bool writable_as(std::uint64_t flags) noexcept {
+  return std::is_const<T>::value || (flags & flag::read_only) == 0;
+}
+template <class T>
+inline bool aligned_as(const void* first) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
+}
+/// Elements have addresses unless they are packed below one byte.
+constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
+  return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
+}
+
+/// Typed access to the elements at `first` as T is allowed: dtype, writability, alignment.
+template <class T>
+DLPACKPP_FORCE_INLINE bool element_ok(DataType dtype, std::uint64_t flags,
+                                      const void* first) noexcept {
+  assert_not_bool<T>();
+  return dtype == dtype_of<T> && writable_as<T>(flags) && aligned_as<T>(first);
+}
+
+/// An accessor of rank N over the elements is allowed: element_ok(), the rank, addresses.
+template <class T, int N>
+DLPACKPP_FORCE_INLINE bool accessor_ok(DataType dtype, std::uint64_t flags, int ndim,
+                                       const void* first) noexcept {
+  return element_ok<T>(dtype, flags, first) && ndim == N && addressable(dtype, flags);
+}
+
+/// Why element_ok() refuses: the first failing rule as an Error.
+template <class T>
+Result<void> element_problem(DataType dtype, std::uint64_t flags, const void* first) {
+  assert_not_bool<T>();
   constexpr DataType wanted = dtype_of<T>;
   if (DLPACKPP_UNLIKELY(dtype != wanted)) return dtype_error(dtype, wanted, "accessed as ");
-  if (!std::is_const<T>::value && DLPACKPP_UNLIKELY((flags & flag::read_only) != 0)) {
-    return read_only_error();
-  }
-  const auto address = reinterpret_cast<std::uintptr_t>(first);
-  if (DLPACKPP_UNLIKELY((address & (alignof(T) - 1)) != 0)) {
-    return misaligned_error(address, alignof(T), wanted);
+  if (DLPACKPP_UNLIKELY(!writable_as<T>(flags))) return read_only_error();
+  if (DLPACKPP_UNLIKELY(!aligned_as<T>(first))) {
+    return misaligned_error(reinterpret_cast<std::uintptr_t>(first), alignof(T), wanted);
   }
   return {};
 }
 
-/// An accessor of rank N over the elements: element_problem(), the rank, addressability.
+/// Why accessor_ok() refuses: the first failing rule as an Error.
 template <class T, int N>
 Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, const void* first) {
   Result<void> ok = element_problem<T>(dtype, flags, first);
   if (DLPACKPP_UNLIKELY(!ok)) return ok;
   if (DLPACKPP_UNLIKELY(ndim != N)) return rank_error(ndim, N, "accessor rank is ");
-  if (DLPACKPP_UNLIKELY(dtype.is_subbyte() && (flags & flag::is_subbyte_type_padded) == 0)) {
-    return packed_error(dtype);
-  }
+  if (DLPACKPP_UNLIKELY(!addressable(dtype, flags))) return packed_error(dtype);
   return {};
+}
+
+/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
+/// nothing but the tensor's address, so the hot caller prepares no arguments.
+template <class T>
+DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
+  return element_problem<T>(t.dtype, flags, first_element(t)).error();
+}
+
+/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
+template <class T, int N>
+DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
+  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
 }
 
 /// require_shape(): rank, then the wildcard's range, then the first differing extent.
@@ -113,8 +157,7 @@ inline Result<void> shape_problem(IntSpan actual, IntSpan expected) {
                         ", must be >= 0 or -1 (any)");
     }
     if (DLPACKPP_UNLIKELY(want != -1 && want != actual[d])) {
-      return make_error(Errc::shape_mismatch, "shape[", d, "] is ", actual[d], ", required ",
-                        want);
+      return make_error(Errc::shape_mismatch, "shape[", d, "] is ", actual[d], ", required ", want);
     }
   }
   return {};

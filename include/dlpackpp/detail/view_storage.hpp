@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// ViewStorage: what a TensorView holds (the viewed DLTensor and room for the shape and
+/// strides it must keep itself), so the view class reads as its public contract.
+#pragma once
+
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/detail/layout.hpp"
+#include "dlpackpp/detail/shared_array.hpp"
+#include "dlpackpp/dlpack.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// A copy of the viewed DLTensor whose shape and strides point at the producer's arrays
+/// where it sent them. Values the view must keep itself (compact strides for NULL, copies
+/// for a view of raw parts) live inline up to DLPACKPP_VIEW_INLINE_NDIM dimensions, above it
+/// on a shared heap block. Inline values are marked by a NULL pointer in the copy, never by a
+/// pointer into this object, so that plain copies of it stay valid.
+class ViewStorage {
+  static constexpr int inline_ndim = DLPACKPP_VIEW_INLINE_NDIM;
+
+ public:
+  /// Views `t`'s own arrays; NULL strides become compact row-major strides, kept inline (no
+  /// allocation) up to DLPACKPP_VIEW_INLINE_NDIM dimensions.
+  DLPACKPP_FORCE_INLINE void borrow(const DLTensor& t) {
+    tensor_ = t;
+    if (t.strides == nullptr && t.ndim > 0) {
+      if (DLPACKPP_UNLIKELY(t.ndim > inline_ndim)) {
+        compact_strides_to_heap();
+      } else {
+        write_compact_strides(t.shape, static_cast<int>(t.ndim), inline_ + inline_ndim);
+      }
+    }
+  }
+
+  /// Keeps copies of both arrays (strides normalized already), so nothing the caller passed
+  /// needs to outlive the view.
+  void copy_arrays() {
+    const int ndim = static_cast<int>(tensor_.ndim);
+    if (ndim == 0) return;
+    const std::int64_t* shape = this->shape();
+    const std::int64_t* strides = this->strides();  // may live in heap_: replaced last
+    SharedArray<std::int64_t> heap;
+    std::int64_t* out = inline_;
+    std::size_t capacity = inline_ndim;
+    if (ndim > inline_ndim) {
+      capacity = static_cast<std::size_t>(ndim);
+      heap = SharedArray<std::int64_t>(2 * capacity);
+      out = heap.data();
+    }
+    for (int d = 0; d < ndim; ++d) {
+      out[d] = shape[d];
+      out[capacity + static_cast<std::size_t>(d)] = strides[d];
+    }
+    tensor_.shape = ndim > inline_ndim ? out : nullptr;
+    tensor_.strides = ndim > inline_ndim ? out + capacity : nullptr;
+    heap_ = static_cast<SharedArray<std::int64_t>&&>(heap);
+  }
+
+  /// The viewed tensor as copied; shape or strides are NULL where the values are inline.
+  const DLTensor& tensor() const noexcept { return tensor_; }
+  /// ndim extents.
+  const std::int64_t* shape() const noexcept {
+    return tensor_.shape != nullptr ? tensor_.shape : inline_;
+  }
+  /// ndim strides, never NULL for ndim > 0.
+  const std::int64_t* strides() const noexcept {
+    return tensor_.strides != nullptr ? tensor_.strides : inline_ + inline_ndim;
+  }
+
+ private:
+  // Rare (ranks above the inline capacity), so it stays out of the inlined path.
+  DLPACKPP_COLD void compact_strides_to_heap() {
+    const auto ndim = static_cast<std::size_t>(tensor_.ndim);
+    SharedArray<std::int64_t> strides(ndim);
+    write_compact_strides(tensor_.shape, static_cast<int>(ndim), strides.data());
+    tensor_.strides = strides.data();
+    heap_ = static_cast<SharedArray<std::int64_t>&&>(strides);
+  }
+
+  DLTensor tensor_;
+  SharedArray<std::int64_t> heap_;
+  // Written before it is read, never zero-filled: views are made on hot paths.
+  std::int64_t inline_[2 * inline_ndim];
+};
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
