@@ -123,9 +123,8 @@ Result<T*> iteration_pointer(const TensorView& view) {
     return make_error(Errc::device_mismatch, "device is ", view.device().to_string(),
                       ", element loops need memory the host can access");
   }
-  if (DLPACKPP_UNLIKELY(view.dtype().is_subbyte() && !view.is_subbyte_padded())) {
+  if (DLPACKPP_UNLIKELY(!addressable(view.dtype(), view.flags())))
     return packed_error(view.dtype());
-  }
   return view.try_data<T>();
 }
 
