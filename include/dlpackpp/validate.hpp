@@ -156,6 +156,49 @@ inline Result<std::int64_t> check_extents(const DLTensor& t) {
   return numel;
 }
 
+/// The elements' bytes fit in int64.
+inline Result<void> check_byte_size(DataType dtype, bool padded, std::int64_t numel) {
+  std::int64_t nbytes = 0;
+  if (!storage_bytes_of(dtype.bits(), dtype.lanes(), numel, padded, nbytes)) {
+    return make_error(Errc::size_overflow, "byte size of ", numel, " elements of ",
+                      dtype.to_string(), " overflows int64");
+  }
+  return {};
+}
+
+/// Strides are given when the options ask for DLPack >= 1.2 strictness.
+inline Result<void> check_strides_present(const DLTensor& t, bool require_strides) {
+  const auto ndim = static_cast<int>(t.ndim);
+  if (t.strides == nullptr && ndim > 0 && require_strides) {
+    return make_error(Errc::null_strides, "strides is NULL with ndim ", ndim,
+                      ", DLPack >= 1.2 requires strides");
+  }
+  return {};
+}
+
+/// Data is only NULL when there is nothing to point at.
+inline Result<void> check_data(const DLTensor& t, std::int64_t numel) {
+  if (t.data == nullptr && numel > 0) {
+    return make_error(Errc::null_data, "data is NULL with ", numel, " elements");
+  }
+  return {};
+}
+
+/// data + byte_offset neither wraps around the address space nor exceeds what a pointer
+/// offset can hold (past PTRDIFF_MAX it is undefined even where the address would not wrap).
+inline Result<void> check_byte_offset(const DLTensor& t) {
+  const auto base = reinterpret_cast<std::uintptr_t>(t.data);
+  if (t.byte_offset > UINTPTR_MAX - base) {
+    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
+                      ", data + byte_offset wraps around the address space");
+  }
+  if (t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX)) {
+    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
+                      ", more than a pointer offset can hold (", PTRDIFF_MAX, ")");
+  }
+  return {};
+}
+
 /// Offsets (in elements, relative to the first) of the nearest and farthest elements.
 inline Result<void> check_reach(const DLTensor& t, std::int64_t numel, std::int64_t& low,
                                 std::int64_t& high) {
@@ -211,7 +254,8 @@ inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first,
 
 /// The whole catalogue, check by check, reporting the first problem. Out of line and cold:
 /// valid tensors are accepted by quick_accept() and never come here unless they are unusual
-/// (empty, sub-byte, padded) rather than wrong.
+/// (empty, sub-byte or padded, negative strides, sizes near the int64 limits) rather than
+/// wrong.
 DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOptions& options,
                                            TensorFacts& facts) {
 #define DLPACKPP_DETAIL_TRY(expr)           \
@@ -227,30 +271,12 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
   if (!counted) return counted.error();
   const std::int64_t numel = *counted;
   const bool padded = (options.flags & flag::is_subbyte_type_padded) != 0;
-  std::int64_t nbytes = 0;
-  if (!storage_bytes_of(dtype.bits(), dtype.lanes(), numel, padded, nbytes)) {
-    return make_error(Errc::size_overflow, "byte size of ", numel, " elements of ",
-                      dtype.to_string(), " overflows int64");
-  }
+  DLPACKPP_DETAIL_TRY(check_byte_size(dtype, padded, numel));
+  DLPACKPP_DETAIL_TRY(check_strides_present(t, options.require_strides));
+  DLPACKPP_DETAIL_TRY(check_data(t, numel));
+  DLPACKPP_DETAIL_TRY(check_byte_offset(t));
   const auto ndim = static_cast<int>(t.ndim);
-  if (t.strides == nullptr && ndim > 0 && options.require_strides) {
-    return make_error(Errc::null_strides, "strides is NULL with ndim ", ndim,
-                      ", DLPack >= 1.2 requires strides");
-  }
-  if (t.data == nullptr && numel > 0) {
-    return make_error(Errc::null_data, "data is NULL with ", numel, " elements");
-  }
   const auto base = reinterpret_cast<std::uintptr_t>(t.data);
-  if (t.byte_offset > UINTPTR_MAX - base) {
-    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
-                      ", data + byte_offset wraps around the address space");
-  }
-  // A pointer can only be offset by what ptrdiff_t holds; past that `data + byte_offset` is
-  // undefined even where the address itself would not wrap.
-  if (t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX)) {
-    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
-                      ", more than a pointer offset can hold (", PTRDIFF_MAX, ")");
-  }
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
   if (numel > 0) {
     std::int64_t low = 0;
