@@ -8,6 +8,7 @@
 #include <dlpackpp/tensor_view.hpp>
 #include <dlpackpp/validate.hpp>
 #include <functional>
+#include <iterator>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -457,6 +458,90 @@ TEST(Validate, ReportsTheFirstProblem) {
   EXPECT_EQ(dlpackpp::validate(p.t).error().code(), Errc::unsupported_dtype);
   p.t.dtype.bits = 32;
   EXPECT_EQ(dlpackpp::validate(p.t).error().code(), Errc::null_data);
+}
+
+// validate() takes an inline, message-free path for the common case and the catalogue
+// (diagnose) for everything else. The fast path may decline a valid tensor but must never
+// accept one the catalogue refuses, and where both accept they must learn the same facts.
+// Seeded random tensors around every boundary the two paths check.
+TEST(Validate, QuickPathNeverAcceptsWhatTheCatalogueRefuses) {
+  std::uint64_t state = 0x2545f4914f6cdd1du;
+  const auto next = [&state](std::uint64_t n) {  // xorshift, uniform enough
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state % n;
+  };
+  const std::int64_t extents[] = {0, 1, 1, 2, 3, 4, 5, -1, INT64_MAX / 2, 1LL << 31, 1LL << 40};
+  const std::int64_t odd_strides[] = {0, -1, -3, 7, INT64_MAX, INT64_MIN, 1LL << 40, 2};
+  const DLDataType dtypes[] = {DataType::float32(),
+                               DataType::float64(),
+                               DataType::int8(),
+                               DataType::complex128(),
+                               DataType(dtype_code::int_, 32, 4),
+                               DataType::float4_e2m1fn(),
+                               DataType(dtype_code::int_, 4),
+                               DataType(dtype_code::float_, 24),
+                               DataType(dtype_code::bfloat, 0),
+                               DataType(dtype_code::uint, 8, 0),
+                               DataType(200, 8),
+                               DataType(dtype_code::int_, 128),
+                               DataType(dtype_code::uint, 255)};
+  const DLDevice devices[] = {Device::cpu(),
+                              Device::cuda(1),
+                              Device::from_code(5, 0),
+                              Device::from_code(19, 0),
+                              Device::from_code(63, 0),
+                              Device::from_code(-1, 0),
+                              Device::cpu(),
+                              Device::cuda(-2)};
+  const std::uintptr_t datas[] = {0, 64, 4096, UINTPTR_MAX - 64, 1u << 20, 3};
+  const std::uint64_t offsets[] = {0, 0, 4, 1, UINT64_MAX / 2, UINT64_MAX - 8, 1ULL << 63};
+  const std::uint64_t flag_sets[] = {0, flag::read_only, flag::is_subbyte_type_padded};
+  int quick = 0;
+  int declined_but_valid = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const int ndim = static_cast<int>(next(11)) - (next(20) == 0 ? 1 : 0);
+    std::vector<std::int64_t> shape(10);
+    std::vector<std::int64_t> strides(10);
+    std::int64_t running = 1;
+    for (int d = 9; d >= 0; --d) {
+      const auto i = static_cast<std::size_t>(d);
+      shape[i] =
+          next(4) == 0 ? extents[next(std::size(extents))] : 1 + static_cast<std::int64_t>(next(3));
+      strides[i] = next(6) == 0 ? odd_strides[next(std::size(odd_strides))] : running;
+      running = static_cast<std::int64_t>(static_cast<std::uint64_t>(running) *
+                                          static_cast<std::uint64_t>(shape[i] > 0 ? shape[i] : 1));
+    }
+    DLTensor t{};
+    t.ndim = ndim;
+    t.shape = next(30) == 0 ? nullptr : shape.data();
+    t.strides = next(3) == 0 ? nullptr : strides.data();
+    t.dtype = next(3) == 0 ? dtypes[next(std::size(dtypes))] : DLDataType(DataType::float32());
+    t.device = next(3) == 0 ? devices[next(std::size(devices))] : DLDevice(Device::cpu());
+    t.data = fake_address(datas[next(std::size(datas))]);
+    t.byte_offset = offsets[next(std::size(offsets))];
+    ValidateOptions options;
+    options.flags = flag_sets[next(std::size(flag_sets))];
+    options.require_strides = next(4) == 0;
+    options.alignment = next(4) == 0 ? std::size_t{1} << next(5) : next(8) == 0 ? 3 : 0;
+
+    dlpackpp::detail::TensorFacts fast;
+    dlpackpp::detail::TensorFacts full;
+    const bool accepted = dlpackpp::detail::quick_accept(t, options, fast);
+    const dlpackpp::Result<void> verdict = dlpackpp::detail::diagnose(t, options, full);
+    if (accepted) {
+      ++quick;
+      ASSERT_TRUE(verdict.has_value()) << "round " << round << ": " << verdict.error().what();
+      EXPECT_EQ(fast.numel, full.numel) << "round " << round;
+      EXPECT_EQ(fast.contiguous, full.contiguous) << "round " << round;
+    } else if (verdict.has_value()) {
+      ++declined_but_valid;
+    }
+  }
+  // Both outcomes must be exercised, or the comparison above proves nothing.
+  EXPECT_GT(quick, 1000);
+  EXPECT_GT(declined_but_valid, 100);
 }
 
 }  // namespace
