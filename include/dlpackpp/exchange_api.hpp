@@ -65,7 +65,6 @@ DLPACKPP_END_NAMESPACE
 
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/dlpack.hpp"
-#include "dlpackpp/error.hpp"
 #include "dlpackpp/int_span.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/tensor_view.hpp"
