@@ -11,7 +11,6 @@
 // Python's include folder, e.g. link CMake's Python3::Module).
 #if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
 
-
 // Python.h must come before any standard header; this header includes it itself so that a
 // translation unit can simply start with <dlpackpp/python.hpp>.
 #ifndef PY_SSIZE_T_CLEAN
@@ -23,14 +22,12 @@
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/dtype.hpp"
 #include "dlpackpp/error.hpp"
+#include "dlpackpp/exchange_api.hpp"  // also the Errc-to-exception table, whatever dlpack.h
 #include "dlpackpp/flags.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/producers.hpp"
 #include "dlpackpp/tensor_view.hpp"
 #include "dlpackpp/validate.hpp"
-#if DLPACKPP_HAS_EXCHANGE_API
-#include "dlpackpp/exchange_api.hpp"
-#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -93,7 +90,9 @@ struct RaisedError {
   void clear() noexcept { Py_CLEAR(exc); }
   bool empty() const noexcept { return exc == nullptr; }
   PyObject* value() const noexcept { return exc; }
-  bool matches(PyObject* type) const noexcept { return PyErr_GivenExceptionMatches(exc, type) != 0; }
+  bool matches(PyObject* type) const noexcept {
+    return PyErr_GivenExceptionMatches(exc, type) != 0;
+  }
 #else
   PyObject* type = nullptr;
   PyObject* val = nullptr;
@@ -169,7 +168,8 @@ inline std::string object_str(PyObject* obj) {
   std::string out;
   PyObject* s = obj != nullptr ? PyObject_Str(obj) : nullptr;
   PyObject* bytes = s != nullptr ? PyUnicode_AsUTF8String(s) : nullptr;
-  if (bytes != nullptr) out.assign(PyBytes_AsString(bytes), static_cast<std::size_t>(PyBytes_Size(bytes)));
+  if (bytes != nullptr)
+    out.assign(PyBytes_AsString(bytes), static_cast<std::size_t>(PyBytes_Size(bytes)));
   Py_XDECREF(bytes);
   Py_XDECREF(s);
   PyErr_Clear();
@@ -202,22 +202,18 @@ DLPACKPP_COLD inline Error take_python_error(std::string_view context) {
   return error;
 }
 
-/// The Python exception type for an error code (see set_python_error).
+/// The Python exception type for an error code (see set_python_error): exchange_api.hpp's
+/// table, which the producer kit's SetError kinds follow too.
 inline PyObject* exception_type_for(Errc code) noexcept {
-  switch (code) {
-    case Errc::version_mismatch:
-    case Errc::unsupported_device:
-    case Errc::device_mismatch:
-    case Errc::invalid_flags:
-    case Errc::read_only:
+  switch (::dlpackpp::detail::python_error_class(code)) {
+    case ::dlpackpp::detail::PythonErrorClass::buffer_error:
       return PyExc_BufferError;
-    case Errc::unsupported_dtype:
-    case Errc::dtype_mismatch:
-    case Errc::rank_mismatch:
+    case ::dlpackpp::detail::PythonErrorClass::type_error:
       return PyExc_TypeError;
-    default:
-      return PyExc_ValueError;
+    case ::dlpackpp::detail::PythonErrorClass::value_error:
+      break;
   }
+  return PyExc_ValueError;
 }
 
 /// Sets the Python exception for whatever a C++ call threw: the caller then returns NULL.
@@ -335,8 +331,13 @@ struct capsule_names<DLManagedTensorVersioned> {
 // any exception in flight intact: the capsule may die while one propagates.
 template <class M>
 void capsule_destructor(PyObject* capsule) {
-  const char* name = capsule_names<M>::fresh;
-  if (PyCapsule_IsValid(capsule, name) == 0) return;  // consumed (renamed) or not ours
+  // One read of the name and one compare (PyCapsule_IsValid would compare it again in
+  // GetPointer); the capsule is ours, so only a consumer can have renamed it.
+  const char* name = PyCapsule_GetName(capsule);
+  if (name == nullptr || std::strcmp(name, capsule_names<M>::fresh) != 0) {
+    PyErr_Clear();
+    return;  // consumed (renamed) or not ours
+  }
   PreserveError keep;
   auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, name));
   ::dlpackpp::detail::release_to_producer(managed);
@@ -344,6 +345,15 @@ void capsule_destructor(PyObject* capsule) {
 
 inline bool name_is(const char* name, const char* expected) noexcept {
   return name != nullptr && std::strcmp(name, expected) == 0;
+}
+
+// Which fresh DLPack capsule a name is: "dltensor" then what follows it, so that a versioned
+// and a legacy name each cost one short compare instead of a full strcmp per kind.
+enum class CapsuleKind { other, legacy, versioned };
+inline CapsuleKind capsule_kind(const char* name) noexcept {
+  if (name == nullptr || std::strncmp(name, "dltensor", 8) != 0) return CapsuleKind::other;
+  if (name[8] == '\0') return CapsuleKind::legacy;
+  return std::strcmp(name + 8, "_versioned") == 0 ? CapsuleKind::versioned : CapsuleKind::other;
 }
 }  // namespace detail
 
@@ -356,7 +366,8 @@ inline PyObject* to_capsule(LegacyManagedTensor&& tensor) noexcept {
     PyErr_SetString(PyExc_ValueError, "dlpackpp: to_capsule of an empty handle");
     return nullptr;
   }
-  PyObject* capsule = PyCapsule_New(tensor.get(), Names::fresh, &detail::capsule_destructor<DLManagedTensor>);
+  PyObject* capsule =
+      PyCapsule_New(tensor.get(), Names::fresh, &detail::capsule_destructor<DLManagedTensor>);
   if (capsule != nullptr) static_cast<void>(tensor.release());
   return capsule;
 }
@@ -371,8 +382,8 @@ inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
     PyErr_SetString(PyExc_ValueError, "dlpackpp: to_capsule of an empty handle");
     return nullptr;
   }
-  PyObject* capsule =
-      PyCapsule_New(tensor.get(), Names::fresh, &detail::capsule_destructor<DLManagedTensorVersioned>);
+  PyObject* capsule = PyCapsule_New(tensor.get(), Names::fresh,
+                                    &detail::capsule_destructor<DLManagedTensorVersioned>);
   if (capsule != nullptr) static_cast<void>(tensor.release());
   return capsule;
 }
@@ -400,7 +411,8 @@ Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const Validat
 // made without them (the legacy deleter stays responsible, called exactly once).
 inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy) {
   using Wrapper = ::dlpackpp::detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
-  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());  // on bad_alloc, legacy still owns it
+  DLManagedTensorVersioned* out =
+      Wrapper::wrap(legacy.get());  // on bad_alloc, legacy still owns it
   static_cast<void>(legacy.release());
   out->version.major = DLPACKPP_DLPACK_MAJOR;
   out->version.minor = DLPACKPP_DLPACK_MINOR;
@@ -429,18 +441,20 @@ DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
 /// one is wrapped with to_versioned) and renames the capsule `"used_..."`. A used capsule or
 /// one of another name is refused and left untouched; a tensor that fails validation is
 /// released exactly once (the capsule stays renamed: ownership was taken).
-inline Result<ImportedTensor> try_from_capsule(PyObject* capsule, const ValidateOptions& options = {}) {
+inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
+                                               const ValidateOptions& options = {}) {
   if (capsule == nullptr) return detail::make_error(Errc::null_pointer, "capsule is NULL");
   if (PyCapsule_CheckExact(capsule)) {
     // One look at the name picks the kind (GetPointer checks it again).
-    const char* name = PyCapsule_GetName(capsule);
+    const detail::CapsuleKind kind = detail::capsule_kind(PyCapsule_GetName(capsule));
 #if DLPACKPP_HAS_VERSIONED
-    if (detail::name_is(name, "dltensor_versioned")) {
+    if (kind == detail::CapsuleKind::versioned) {
       return detail::take_from_capsule<DLManagedTensorVersioned>(capsule, options);
     }
 #endif
-    if (detail::name_is(name, "dltensor")) {
-      Result<LegacyManagedTensor> legacy = detail::take_from_capsule<DLManagedTensor>(capsule, options);
+    if (kind == detail::CapsuleKind::legacy) {
+      Result<LegacyManagedTensor> legacy =
+          detail::take_from_capsule<DLManagedTensor>(capsule, options);
 #if DLPACKPP_HAS_VERSIONED
       if (!legacy) return legacy.error();
       return detail::versioned_from_adopted(std::move(*legacy));
@@ -539,7 +553,7 @@ inline const void* current_interpreter() noexcept {
   return PyThreadState_Get()->interp;
 #endif
 #else
-  return nullptr;  // limited API before 3.9: no interpreter identity, looked up every time
+  return nullptr;    // limited API before 3.9: no interpreter identity, looked up every time
 #endif
 }
 
@@ -569,10 +583,12 @@ DLPACKPP_COLD inline Internals* make_internals() {
     return nullptr;
   }
   static const char* const names[4] = {"max_version", "stream", "dl_device", "copy"};
-  bool ok = (in->str_dlpack = PyUnicode_InternFromString("__dlpack__")) != nullptr &&
-            (in->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__")) != nullptr &&
-            (in->str_exchange_int = PyUnicode_InternFromString("__c_dlpack_exchange_api__")) != nullptr;
-  for (int i = 0; ok && i < 4; ++i) ok = (in->keyword_names[i] = PyUnicode_InternFromString(names[i])) != nullptr;
+  bool ok =
+      (in->str_dlpack = PyUnicode_InternFromString("__dlpack__")) != nullptr &&
+      (in->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__")) != nullptr &&
+      (in->str_exchange_int = PyUnicode_InternFromString("__c_dlpack_exchange_api__")) != nullptr;
+  for (int i = 0; ok && i < 4; ++i)
+    ok = (in->keyword_names[i] = PyUnicode_InternFromString(names[i])) != nullptr;
   if (ok) {
 #if DLPACKPP_HAS_VERSIONED
     in->max_version = Py_BuildValue("(ii)", int{DLPACKPP_DLPACK_MAJOR}, int{DLPACKPP_DLPACK_MINOR});
@@ -609,7 +625,8 @@ inline PyObject* state_dict() {
 DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
   PyObject* dict = state_dict();
   if (dict == nullptr) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "dlpackpp: no interpreter state dict");
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_RuntimeError, "dlpackpp: no interpreter state dict");
     return nullptr;
   }
   PyObject* found = PyDict_GetItemString(dict, internals_key);  // borrowed
@@ -645,7 +662,6 @@ inline Internals* internals() {
   }
   return internals_slow(interp);
 }
-
 
 // ---- producer types ----------------------------------------------------------------------
 
@@ -742,7 +758,8 @@ DLPACKPP_COLD inline Error exchange_error(const Error& error, PyObject* obj, con
 }
 
 // The options' extra checks beyond what adoption always checks.
-inline Result<void> extra_checks(const DLTensor& t, std::uint64_t flags, const ValidateOptions& options) {
+inline Result<void> extra_checks(const DLTensor& t, std::uint64_t flags,
+                                 const ValidateOptions& options) {
   if (!options.require_strides && options.alignment == 0) return {};
   ValidateOptions with_flags = options;
   with_flags.flags = flags;
@@ -753,13 +770,15 @@ inline Result<void> extra_checks(const DLTensor& t, std::uint64_t flags, const V
 inline Result<ImportedTensor> import_exchange(const DLPackExchangeAPI* api, PyObject* obj,
                                               const ImportOptions& options) {
   Result<ManagedTensor> r = ::dlpackpp::managed_from_object(api, obj, options.validate);
-  if (DLPACKPP_UNLIKELY(!r)) return exchange_error(r.error(), obj, "managed_tensor_from_py_object_no_sync");
+  if (DLPACKPP_UNLIKELY(!r))
+    return exchange_error(r.error(), obj, "managed_tensor_from_py_object_no_sync");
   return r;
 }
 #endif
 
 // obj.__dlpack__(**keywords in `mask`); a new reference or NULL with a Python exception set.
-inline PyObject* call_dlpack(Internals& in, PyObject* obj, unsigned mask, const ImportOptions& options) {
+inline PyObject* call_dlpack(Internals& in, PyObject* obj, unsigned mask,
+                             const ImportOptions& options) {
   // Arguments are borrowed by the call; only the ones made here are released after it.
   PyObject* storage[6] = {nullptr, obj, nullptr, nullptr, nullptr, nullptr};
   PyObject** args = storage + 1;  // storage[0] is the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
@@ -792,8 +811,7 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, unsigned mask, const 
   if (ok) {
 #if (!defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000) || \
     (defined(Py_LIMITED_API) && Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000)
-    result = PyObject_VectorcallMethod(in.str_dlpack, args,
-                                       1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+    result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                        mask != 0 ? in.kwnames[mask] : nullptr);
 #else
     PyObject* method = PyObject_GetAttr(obj, in.str_dlpack);
@@ -821,8 +839,9 @@ inline void remember_legacy(Internals& in, PyObject* type) noexcept {
 }
 
 // The legacy protocol knows neither dl_device nor copy: the request is checked afterwards.
-DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(Result<ImportedTensor>&& r, PyObject* type,
-                                                                 const ImportOptions& options) {
+DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(Result<ImportedTensor>&& r,
+                                                                PyObject* type,
+                                                                const ImportOptions& options) {
   if (r && options.copy && *options.copy) {
     r->reset();
     return make_error(Errc::version_mismatch, type_name(type),
@@ -887,6 +906,17 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   return r;
 }
 
+// try_from_dlpack once the interpreter state and the type's entry are known (try_borrow
+// has looked both up already when it falls back to an owning import).
+inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entry, PyObject* obj,
+                                            const ImportOptions& options) {
+#if DLPACKPP_HAS_EXCHANGE_API
+  if (entry.api != nullptr && exchange_can_serve(options))
+    return import_exchange(entry.api, obj, options);
+#endif
+  return import_dlpack(in, obj, entry.legacy, options);
+}
+
 }  // namespace detail
 
 /// Imports any object that speaks DLPack, taking ownership of what it exports. Where
@@ -897,17 +927,15 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
 /// type). A Python exception from the producer comes back as an Error that
 /// set_python_error() re-raises unchanged.
 inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr)) return detail::make_error(Errc::null_pointer, "object is NULL");
+  if (DLPACKPP_UNLIKELY(obj == nullptr))
+    return detail::make_error(Errc::null_pointer, "object is NULL");
   detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr)) return detail::take_python_error("dlpackpp's interpreter state");
+  if (DLPACKPP_UNLIKELY(in == nullptr))
+    return detail::take_python_error("dlpackpp's interpreter state");
   detail::TypeEntry* entry = detail::find_type(*in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
-  if (DLPACKPP_UNLIKELY(entry == nullptr)) return detail::take_python_error("dlpackpp's type cache");
-#if DLPACKPP_HAS_EXCHANGE_API
-  if (entry->api != nullptr && detail::exchange_can_serve(options)) {
-    return detail::import_exchange(entry->api, obj, options);
-  }
-#endif
-  return detail::import_dlpack(*in, obj, entry->legacy, options);
+  if (DLPACKPP_UNLIKELY(entry == nullptr))
+    return detail::take_python_error("dlpackpp's type cache");
+  return detail::import_object(*in, *entry, obj, options);
 }
 
 /// As try_from_dlpack, throwing the Error.
@@ -947,20 +975,25 @@ inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcep
 /// else through try_from_dlpack. The view is valid only inside `f`.
 template <class F>
 detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr)) return detail::make_error(Errc::null_pointer, "object is NULL");
+  if (DLPACKPP_UNLIKELY(obj == nullptr))
+    return detail::make_error(Errc::null_pointer, "object is NULL");
   detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr)) return detail::take_python_error("dlpackpp's interpreter state");
+  if (DLPACKPP_UNLIKELY(in == nullptr))
+    return detail::take_python_error("dlpackpp's interpreter state");
   if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {
     // Our own type: read it directly, flags (READ_ONLY) included, which a DLTensor lacks.
-    Result<void> extra = detail::extra_checks(own->get()->dl_tensor, own->flags(), options.validate);
+    Result<void> extra =
+        detail::extra_checks(own->get()->dl_tensor, own->flags(), options.validate);
     if (!extra) return extra.error();
     return detail::call_with_view(f, own->view());
   }
-#if DLPACKPP_HAS_EXCHANGE_API
   detail::TypeEntry* entry = detail::find_type(*in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
-  if (DLPACKPP_UNLIKELY(entry == nullptr)) return detail::take_python_error("dlpackpp's type cache");
+  if (DLPACKPP_UNLIKELY(entry == nullptr))
+    return detail::take_python_error("dlpackpp's type cache");
+#if DLPACKPP_HAS_EXCHANGE_API
   const DLPackExchangeAPI* api = entry->api;
-  if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr && detail::exchange_can_serve(options)) {
+  if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr &&
+      detail::exchange_can_serve(options)) {
     DLTensor storage;
     Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, options.validate);
     if (DLPACKPP_UNLIKELY(!view)) {
@@ -969,7 +1002,7 @@ detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions&
     return detail::call_with_view(f, *view);
   }
 #endif
-  Result<ImportedTensor> owned = try_from_dlpack(obj, options);
+  Result<ImportedTensor> owned = detail::import_object(*in, *entry, obj, options);
   if (!owned) return owned.error();
   return detail::call_with_view(f, owned->view());
 }
@@ -1010,9 +1043,9 @@ namespace detail {
 /// capsule or an exchange-API import); what the properties report is kept by value so that
 /// they still answer afterwards.
 struct TensorObject {
-  PyObject_HEAD
-  ImportedTensor tensor;  ///< empty once exported
-  PyObject* shape;        ///< tuple, made on first use and at the latest at export
+  PyObject_HEAD ImportedTensor tensor;  ///< empty once exported
+  PyObject* shape;                      ///< tuple, made on first use and at the latest at export
+  PyObject* device_tuple;  ///< (device_type, device_id), made on first __dlpack_device__
   DLDataType dtype;
   DLDevice device;
   std::uint64_t flags;
@@ -1035,8 +1068,10 @@ inline PyObject* shape_tuple(TensorObject* self) {
     PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
     for (std::size_t d = 0; tuple != nullptr && d < shape.size(); ++d) {
       PyObject* extent = PyLong_FromLongLong(static_cast<long long>(shape[d]));
-      if (extent == nullptr) Py_CLEAR(tuple);
-      else PyTuple_SetItem(tuple, static_cast<Py_ssize_t>(d), extent);
+      if (extent == nullptr)
+        Py_CLEAR(tuple);
+      else
+        PyTuple_SetItem(tuple, static_cast<Py_ssize_t>(d), extent);
     }
     self->shape = tuple;
   }
@@ -1064,7 +1099,8 @@ inline bool take_for_export(TensorObject* self, ImportedTensor& out) {
 /// A compact host copy of `view` (copy=True); sub-byte types only when already contiguous.
 inline Result<ImportedTensor> copy_of(const TensorView& view) {
   if (!view.device().is_host_accessible()) {
-    return make_error(Errc::unsupported_device, "copy=True of a tensor on ", view.device().to_string(),
+    return make_error(Errc::unsupported_device, "copy=True of a tensor on ",
+                      view.device().to_string(),
                       ": dlpackpp.Tensor copies host-accessible memory only");
   }
 #if DLPACKPP_HAS_VERSIONED
@@ -1072,7 +1108,8 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
 #else
   const std::uint64_t flags = 0;
 #endif
-  Result<ImportedTensor> out = try_allocate<ImportedTensor>(view.dtype(), view.shape(), Device::cpu(), flags);
+  Result<ImportedTensor> out =
+      try_allocate<ImportedTensor>(view.dtype(), view.shape(), Device::cpu(), flags);
   if (!out || view.numel() == 0) return out;
   auto* dst = static_cast<unsigned char*>(out->get()->dl_tensor.data);
   const auto* src = static_cast<const unsigned char*>(view.const_data());
@@ -1087,7 +1124,9 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
   const auto item = static_cast<std::int64_t>(view.dtype().bits() / 8u * view.dtype().lanes());
   const int ndim = view.ndim();
   std::int64_t index[64] = {};  // ndim <= 64 is checked below; deeper tensors are refused
-  if (ndim > 64) return make_error(Errc::invalid_ndim, "copy=True of a tensor with ", ndim, " dimensions (at most 64)");
+  if (ndim > 64)
+    return make_error(Errc::invalid_ndim, "copy=True of a tensor with ", ndim,
+                      " dimensions (at most 64)");
   const IntSpan shape = view.shape();
   const IntSpan strides = view.strides();
   for (std::int64_t n = 0; n < view.numel(); ++n) {
@@ -1104,7 +1143,8 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
 
 inline bool parse_pair(PyObject* value, const char* what, long& first, long& second) {
   if (!PyTuple_Check(value) || PyTuple_Size(value) != 2) {
-    PyErr_Format(PyExc_TypeError, "dlpackpp.Tensor.__dlpack__: %s must be a (int, int) tuple", what);
+    PyErr_Format(PyExc_TypeError, "dlpackpp.Tensor.__dlpack__: %s must be a (int, int) tuple",
+                 what);
     return false;
   }
   first = PyLong_AsLong(PyTuple_GetItem(value, 0));
@@ -1112,24 +1152,87 @@ inline bool parse_pair(PyObject* value, const char* what, long& first, long& sec
   return PyErr_Occurred() == nullptr;
 }
 
-// __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
-inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) {
-  auto* self = reinterpret_cast<TensorObject*>(obj);
-  static const char* keywords[] = {"stream", "max_version", "dl_device", "copy", nullptr};
+// Where METH_FASTCALL | METH_KEYWORDS exists (the full API; the limited API from 3.10),
+// __dlpack__ reads its keywords itself: interned names compare by address, and no tuple or
+// dict is made for the call. Elsewhere PyArg_ParseTupleAndKeywords does it.
+#if !defined(Py_LIMITED_API) || Py_LIMITED_API + 0 >= 0x030A0000
+#define DLPACKPP_PY_FASTCALL_DLPACK 1
+#else
+#define DLPACKPP_PY_FASTCALL_DLPACK 0
+#endif
+
+/// The arguments of __dlpack__, each Py_None when not given (borrowed).
+struct DlpackArguments {
   PyObject* stream = Py_None;
   PyObject* max_version = Py_None;
   PyObject* dl_device = Py_None;
   PyObject* copy = Py_None;
-  if (PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", const_cast<char**>(keywords), &stream,
-                                  &max_version, &dl_device, &copy) == 0) {
+};
+
+#if DLPACKPP_PY_FASTCALL_DLPACK
+// __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) from a vectorcall:
+// keyword-only, an unknown keyword is a TypeError, as PyArg_ParseTupleAndKeywords would say.
+inline bool parse_dlpack_arguments(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                                   DlpackArguments& out) {
+  if (nargs != 0) {
+    PyErr_Format(PyExc_TypeError, "__dlpack__() takes no positional arguments (%zd given)", nargs);
+    return false;
+  }
+  if (kwnames == nullptr) return true;
+  Internals* in = internals();
+  if (in == nullptr) return false;
+  // The order of Internals::keyword_names (the Keyword bits).
+  PyObject** slots[4] = {&out.max_version, &out.stream, &out.dl_device, &out.copy};
+  const Py_ssize_t count = PyTuple_Size(kwnames);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* name = PyTuple_GetItem(kwnames, i);
+    int found = -1;
+    for (int k = 0; found < 0 && k < 4; ++k) {
+      if (name == in->keyword_names[k]) found = k;
+    }
+    for (int k = 0; found < 0 && k < 4; ++k) {  // a name that is not interned: compare the text
+      const int cmp = PyUnicode_Compare(name, in->keyword_names[k]);
+      if (cmp == -1 && PyErr_Occurred() != nullptr) return false;
+      if (cmp == 0) found = k;
+    }
+    if (found < 0) {
+      PyErr_Format(PyExc_TypeError, "'%U' is an invalid keyword argument for __dlpack__()", name);
+      return false;
+    }
+    *slots[found] = args[nargs + i];
+  }
+  return true;
+}
+#endif
+
+// __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
+#if DLPACKPP_PY_FASTCALL_DLPACK
+inline PyObject* tensor_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs,
+                               PyObject* kwnames) {
+  DlpackArguments arguments;
+  if (!parse_dlpack_arguments(args, nargs, kwnames, arguments)) return nullptr;
+#else
+inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"stream", "max_version", "dl_device", "copy", nullptr};
+  DlpackArguments arguments;
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", const_cast<char**>(keywords),
+                                  &arguments.stream, &arguments.max_version, &arguments.dl_device,
+                                  &arguments.copy) == 0) {
     return nullptr;
   }
+#endif
+  auto* self = reinterpret_cast<TensorObject*>(obj);
+  PyObject* const stream = arguments.stream;
+  PyObject* const max_version = arguments.max_version;
+  PyObject* const dl_device = arguments.dl_device;
+  PyObject* const copy = arguments.copy;
   // dlpackpp.Tensor has no stream of its own: the C++ code that made it has finished writing
   // before to_pyobject, so any stream the consumer names is already in order.
   static_cast<void>(stream);
   long major = 0;
   long minor = 0;
-  if (max_version != Py_None && !parse_pair(max_version, "max_version", major, minor)) return nullptr;
+  if (max_version != Py_None && !parse_pair(max_version, "max_version", major, minor))
+    return nullptr;
   if (self->exported) {
     set_already_exported();
     return nullptr;
@@ -1142,7 +1245,8 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
     if (type != static_cast<long>(ours.type()) || id != static_cast<long>(ours.id())) {
       PyErr_Format(PyExc_BufferError,
                    "dlpackpp.Tensor.__dlpack__: the tensor is on %s and cannot be moved to "
-                   "dl_device (%ld, %ld)", ours.to_string().c_str(), type, id);
+                   "dl_device (%ld, %ld)",
+                   ours.to_string().c_str(), type, id);
       return nullptr;
     }
   }
@@ -1193,9 +1297,9 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
     }
     return to_capsule(std::move(*legacy));
 #else
-    static_cast<void>(major);
-    static_cast<void>(minor);
-    return to_capsule(std::move(out));
+  static_cast<void>(major);
+  static_cast<void>(minor);
+  return to_capsule(std::move(out));
 #endif
 #if DLPACKPP_USE_EXCEPTIONS
   } catch (...) {
@@ -1205,9 +1309,16 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
 #endif
 }
 
+// The tuple is made once per object (the device never changes) and shared after that.
 inline PyObject* tensor_dlpack_device(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<TensorObject*>(obj);
-  return Py_BuildValue("(ii)", static_cast<int>(self->device.device_type), static_cast<int>(self->device.device_id));
+  if (self->device_tuple == nullptr) {
+    self->device_tuple = Py_BuildValue("(ii)", static_cast<int>(self->device.device_type),
+                                       static_cast<int>(self->device.device_id));
+    if (self->device_tuple == nullptr) return nullptr;
+  }
+  Py_INCREF(self->device_tuple);
+  return self->device_tuple;
 }
 
 inline PyObject* tensor_get_shape(PyObject* obj, void*) {
@@ -1247,7 +1358,8 @@ inline PyObject* tensor_get_device(PyObject* obj, void*) {
 }
 
 inline PyObject* tensor_get_read_only(PyObject* obj, void*) {
-  return PyBool_FromLong((reinterpret_cast<TensorObject*>(obj)->flags & flag::read_only) != 0 ? 1 : 0);
+  return PyBool_FromLong((reinterpret_cast<TensorObject*>(obj)->flags & flag::read_only) != 0 ? 1
+                                                                                              : 0);
 }
 
 inline PyObject* tensor_get_exported(PyObject* obj, void*) {
@@ -1268,9 +1380,11 @@ inline void tensor_dealloc(PyObject* obj) {
     PreserveError keep;  // the deleter may run Python code while an exception is in flight
     self->tensor.~ImportedTensor();
     Py_CLEAR(self->shape);
+    Py_CLEAR(self->device_tuple);
   }
   PyObject_Free(obj);
-  Py_DECREF(reinterpret_cast<PyObject*>(type));  // instances of heap types own a reference to their type
+  Py_DECREF(
+      reinterpret_cast<PyObject*>(type));  // instances of heap types own a reference to their type
 }
 
 // Casts a method with keywords to the PyCFunction the table stores (through void(*)(void),
@@ -1287,19 +1401,23 @@ struct TensorExchangeImpl {
   static Result<TensorObject*> checked(void* py_object) {
     auto* obj = static_cast<PyObject*>(py_object);
     Internals* in = internals();
-    if (in == nullptr) return Error(Errc::invalid_argument, "dlpackpp's interpreter state is unavailable");
+    if (in == nullptr)
+      return Error(Errc::invalid_argument, "dlpackpp's interpreter state is unavailable");
     if (!is_tensor_object(*in, obj)) {
-      return Error(Errc::invalid_argument, "dlpackpp.Tensor's exchange API called with another type");
+      return Error(Errc::invalid_argument,
+                   "dlpackpp.Tensor's exchange API called with another type");
     }
     auto* self = reinterpret_cast<TensorObject*>(obj);
     if (self->exported) {
-      return Error(Errc::read_only, "dlpackpp.Tensor was already exported; a DLPack export hands "
-                                    "over ownership, so a tensor can be exported once");
+      return Error(Errc::read_only,
+                   "dlpackpp.Tensor was already exported; a DLPack export hands "
+                   "over ownership, so a tensor can be exported once");
     }
     return self;
   }
   static Result<ManagedTensor> managed_tensor_allocator(const DLTensor& prototype) {
-    const IntSpan shape(prototype.shape, static_cast<std::size_t>(prototype.ndim > 0 ? prototype.ndim : 0));
+    const IntSpan shape(prototype.shape,
+                        static_cast<std::size_t>(prototype.ndim > 0 ? prototype.ndim : 0));
     return try_allocate<ManagedTensor>(prototype.dtype, shape, prototype.device);
   }
   static Result<ManagedTensor> managed_tensor_from_py_object_no_sync(void* py_object) {
@@ -1328,11 +1446,16 @@ struct TensorExchangeImpl {
   static void set_error(std::string_view kind, std::string_view message) {
     if (PyErr_Occurred() != nullptr) return;
     PyObject* type = PyExc_RuntimeError;
-    if (kind == "BufferError") type = PyExc_BufferError;
-    else if (kind == "TypeError") type = PyExc_TypeError;
-    else if (kind == "ValueError") type = PyExc_ValueError;
-    else if (kind == "MemoryError") type = PyExc_MemoryError;
-    PyObject* text = PyUnicode_FromStringAndSize(message.data(), static_cast<Py_ssize_t>(message.size()));
+    if (kind == "BufferError")
+      type = PyExc_BufferError;
+    else if (kind == "TypeError")
+      type = PyExc_TypeError;
+    else if (kind == "ValueError")
+      type = PyExc_ValueError;
+    else if (kind == "MemoryError")
+      type = PyExc_MemoryError;
+    PyObject* text =
+        PyUnicode_FromStringAndSize(message.data(), static_cast<Py_ssize_t>(message.size()));
     if (text == nullptr) return;
     PyErr_SetObject(type, text);
     Py_DECREF(text);
@@ -1342,16 +1465,22 @@ struct TensorExchangeImpl {
 
 inline PyObject* make_tensor_type() {
   static PyMethodDef methods[] = {
-      {"__dlpack__", as_cfunction(&tensor_dlpack), METH_VARARGS | METH_KEYWORDS,
-       "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None): export once as "
-       "a DLPack capsule (versioned when max_version >= (1, 0))"},
-      {"__dlpack_device__", &tensor_dlpack_device, METH_NOARGS, "(device_type, device_id)"},
-      {nullptr, nullptr, 0, nullptr}};
+#if DLPACKPP_PY_FASTCALL_DLPACK
+    {"__dlpack__", as_cfunction(&tensor_dlpack), METH_FASTCALL | METH_KEYWORDS,
+#else
+    {"__dlpack__", as_cfunction(&tensor_dlpack), METH_VARARGS | METH_KEYWORDS,
+#endif
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None): export once as "
+     "a DLPack capsule (versioned when max_version >= (1, 0))"},
+    {"__dlpack_device__", &tensor_dlpack_device, METH_NOARGS, "(device_type, device_id)"},
+    {nullptr, nullptr, 0, nullptr}
+  };
   static PyGetSetDef getset[] = {
       {"shape", &tensor_get_shape, nullptr, "extents, a tuple of ints", nullptr},
       {"dtype", &tensor_get_dtype, nullptr, "element type name, e.g. 'float32'", nullptr},
       {"device", &tensor_get_device, nullptr, "device name, e.g. 'cpu' or 'cuda:1'", nullptr},
-      {"read_only", &tensor_get_read_only, nullptr, "True when writes are refused (READ_ONLY)", nullptr},
+      {"read_only", &tensor_get_read_only, nullptr, "True when writes are refused (READ_ONLY)",
+       nullptr},
       {"exported", &tensor_get_exported, nullptr, "True once the one export has happened", nullptr},
       {nullptr, nullptr, nullptr, nullptr, nullptr}};
   static PyType_Slot slots[] = {
@@ -1368,8 +1497,10 @@ inline PyObject* make_tensor_type() {
   if (type == nullptr) return nullptr;
 #if DLPACKPP_HAS_EXCHANGE_API
   const DLPackExchangeAPI* api = ::dlpackpp::make_exchange_api<TensorExchangeImpl>();
-  PyObject* capsule = PyCapsule_New(const_cast<DLPackExchangeAPI*>(api), "dlpack_exchange_api", nullptr);
-  if (capsule == nullptr || PyObject_SetAttrString(type, "__dlpack_c_exchange_api__", capsule) != 0) {
+  PyObject* capsule =
+      PyCapsule_New(const_cast<DLPackExchangeAPI*>(api), "dlpack_exchange_api", nullptr);
+  if (capsule == nullptr ||
+      PyObject_SetAttrString(type, "__dlpack_c_exchange_api__", capsule) != 0) {
     Py_XDECREF(capsule);
     Py_DECREF(type);
     return nullptr;
@@ -1411,6 +1542,7 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   self->device = tensor.device();
   self->flags = tensor.flags();
   self->shape = nullptr;
+  self->device_tuple = nullptr;
   self->exported = false;
   ::new (static_cast<void*>(&self->tensor)) ImportedTensor(std::move(tensor));
   return obj;

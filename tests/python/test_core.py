@@ -89,6 +89,7 @@ class TensorType(unittest.TestCase):
         self.assertEqual(t.dtype, "int64")
         self.assertEqual(t.device, "cpu")
         self.assertEqual(t.__dlpack_device__(), (1, 0))
+        self.assertEqual(t.__dlpack_device__(), (1, 0))  # the second call reads the kept tuple
         self.assertFalse(t.exported)
         with self.assertRaises(TypeError):
             type(t)()
@@ -152,7 +153,15 @@ class TensorType(unittest.TestCase):
             t.__dlpack__(None)
         with self.assertRaises(TypeError):
             t.__dlpack__(max_version=1)
+        with self.assertRaisesRegex(TypeError, "bogus"):
+            t.__dlpack__(bogus=1)
         self.assertFalse(t.exported)
+
+    def test_keyword_names_built_at_run_time(self):
+        # A keyword name that is not the interned string is matched by its text.
+        name = "".join(["max_", "version"])
+        cap = m.counted((2,)).__dlpack__(**{name: (1, 0)})
+        self.assertIn('"dltensor"' if LEGACY_HEADER else '"dltensor_versioned"', repr(cap))
 
     def test_deleter_runs_once_when_the_last_reference_dies(self):
         with Deleters() as d:
