@@ -45,6 +45,23 @@ def main():
         print("|---|---:|---:|---:|")
         for name, ns in results:
             print("| %s | %.0f | %.0f | %.2fx |" % (name, ns, ns - floor, (ns - floor) / (hand - floor)))
+    # dlpackpp.Tensor as a producer: each export needs a fresh tensor, so the rows include
+    # making one (b.tensor()) and dropping the capsule; the first row is that alone.
+    t = b.tensor()
+    rows = [("`b.tensor()` alone (make + drop)", lambda _: b.tensor()),
+            ("make + `__dlpack__()` (legacy capsule)", lambda _: b.tensor().__dlpack__()),
+            ("make + `__dlpack__(max_version=(1, 3))`", lambda _: b.tensor().__dlpack__(max_version=(1, 3))),
+            ("`t.__dlpack_device__()`", lambda _: t.__dlpack_device__())]
+    best = [float("inf")] * len(rows)
+    for _ in range(REPEAT):
+        for i, (_, fn) in enumerate(rows):
+            best[i] = min(best[i], per_call_ns(fn, None))
+    print("\ndlpackpp.Tensor as producer, ns per call (best of %d x %d, Python-level lambda included):\n"
+          % (REPEAT, NUMBER))
+    print("| path | ns/call |")
+    print("|---|---:|")
+    for (name, _), ns in zip(rows, best):
+        print("| %s | %.0f |" % (name, ns))
     e = b.exchange(b.mock(), 100_000)
     print("\nMock framework with `__dlpack_c_exchange_api__`, measured inside C++ (1e5 calls, "
           "best of 40 rounds):\n")

@@ -119,6 +119,19 @@ PyObject* via_capsule_versioned(PyObject*, PyObject* obj) {
 
 PyObject* noop(PyObject*, PyObject*) { Py_RETURN_NONE; }
 
+// tensor() -> a fresh dlpackpp.Tensor (16 float32), for timing its __dlpack__ and
+// __dlpack_device__.
+PyObject* tensor(PyObject*, PyObject*) {
+  const std::int64_t shape[1] = {16};
+  Result<py::ImportedTensor> t = dlpackpp::try_allocate<py::ImportedTensor>(
+      DataType::float32(), dlpackpp::IntSpan(shape, 1), dlpackpp::Device::cpu());
+  if (!t) {
+    py::set_python_error(t.error());
+    return nullptr;
+  }
+  return py::to_pyobject(std::move(*t));
+}
+
 PyObject* mock(PyObject*, PyObject*) {
   PyObject* type = dlpackpp_mock::mock_type("dlpackpp_bench.MockTensor");
   return type == nullptr ? nullptr : dlpackpp_mock::make_mock(type, 0);
@@ -204,6 +217,7 @@ PyMethodDef g_methods[] = {
     {"via_capsule", &via_capsule, METH_O, "hand-written legacy capsule code"},
     {"via_capsule_versioned", &via_capsule_versioned, METH_O, "hand-written versioned capsule code"},
     {"noop", &noop, METH_O, "the cost of the call itself"},
+    {"tensor", &tensor, METH_NOARGS, "a fresh dlpackpp.Tensor of 16 float32"},
     {"mock", &mock, METH_NOARGS, "a MockTensor (exchange API)"},
     {"exchange", &exchange, METH_VARARGS, "exchange-API loops measured in C++"},
     {nullptr, nullptr, 0, nullptr}};

@@ -331,13 +331,11 @@ struct capsule_names<DLManagedTensorVersioned> {
 // any exception in flight intact: the capsule may die while one propagates.
 template <class M>
 void capsule_destructor(PyObject* capsule) {
-  // One read of the name and one compare (PyCapsule_IsValid would compare it again in
-  // GetPointer); the capsule is ours, so only a consumer can have renamed it.
+  // One read of the name and one compare (PyCapsule_IsValid would compare it again before
+  // GetPointer). The capsule is ours and valid, so GetName cannot fail and set an exception
+  // over the one that may be in flight.
   const char* name = PyCapsule_GetName(capsule);
-  if (name == nullptr || std::strcmp(name, capsule_names<M>::fresh) != 0) {
-    PyErr_Clear();
-    return;  // consumed (renamed) or not ours
-  }
+  if (name == nullptr || std::strcmp(name, capsule_names<M>::fresh) != 0) return;  // consumed
   PreserveError keep;
   auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, name));
   ::dlpackpp::detail::release_to_producer(managed);
@@ -347,14 +345,6 @@ inline bool name_is(const char* name, const char* expected) noexcept {
   return name != nullptr && std::strcmp(name, expected) == 0;
 }
 
-// Which fresh DLPack capsule a name is: "dltensor" then what follows it, so that a versioned
-// and a legacy name each cost one short compare instead of a full strcmp per kind.
-enum class CapsuleKind { other, legacy, versioned };
-inline CapsuleKind capsule_kind(const char* name) noexcept {
-  if (name == nullptr || std::strncmp(name, "dltensor", 8) != 0) return CapsuleKind::other;
-  if (name[8] == '\0') return CapsuleKind::legacy;
-  return std::strcmp(name + 8, "_versioned") == 0 ? CapsuleKind::versioned : CapsuleKind::other;
-}
 }  // namespace detail
 
 /// A new reference to a `"dltensor"` capsule owning `tensor` (the handle is emptied); when no
@@ -445,14 +435,15 @@ inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
                                                const ValidateOptions& options = {}) {
   if (capsule == nullptr) return detail::make_error(Errc::null_pointer, "capsule is NULL");
   if (PyCapsule_CheckExact(capsule)) {
-    // One look at the name picks the kind (GetPointer checks it again).
-    const detail::CapsuleKind kind = detail::capsule_kind(PyCapsule_GetName(capsule));
+    // One look at the name picks the kind (GetPointer checks it again), the versioned kind
+    // first: a modern producer's capsule costs one compare.
+    const char* name = PyCapsule_GetName(capsule);
 #if DLPACKPP_HAS_VERSIONED
-    if (kind == detail::CapsuleKind::versioned) {
+    if (detail::name_is(name, "dltensor_versioned")) {
       return detail::take_from_capsule<DLManagedTensorVersioned>(capsule, options);
     }
 #endif
-    if (kind == detail::CapsuleKind::legacy) {
+    if (detail::name_is(name, "dltensor")) {
       Result<LegacyManagedTensor> legacy =
           detail::take_from_capsule<DLManagedTensor>(capsule, options);
 #if DLPACKPP_HAS_VERSIONED
@@ -487,7 +478,22 @@ struct TypeEntry {
   PyObject* type = nullptr;
   const ExchangeApi* api = nullptr;  ///< usable exchange table, or NULL
   bool legacy = false;               ///< __dlpack__ rejected max_version with TypeError
+  PyObject* dlpack = nullptr;        ///< the type's own __dlpack__ (strong), see cached_dlpack
+  unsigned int version_tag = 0;      ///< the type's tp_version_tag when `dlpack` was read
 };
+
+// The full API (3.9+, vectorcall) lets import keep a type's `__dlpack__` function instead of
+// looking the name up on every call. It is kept only where calling it with the object first
+// is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute lookup, its
+// instances have no __dict__ (nothing can shadow the method), and the attribute is a plain
+// function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). Types can be changed at run
+// time, so every use compares the type's tp_version_tag, which CPython changes whenever the
+// type or a base is modified: a modified type goes back to the name lookup for good.
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
+#define DLPACKPP_PY_CACHE_DLPACK 1
+#else
+#define DLPACKPP_PY_CACHE_DLPACK 0
+#endif
 
 // Keyword slots of __dlpack__, as bits of a mask.
 enum Keyword : unsigned { kw_max_version = 1, kw_stream = 2, kw_dl_device = 4, kw_copy = 8 };
@@ -534,7 +540,10 @@ inline void destroy_internals(PyObject* capsule) {
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
-  for (int i = 0; i < in->type_count; ++i) Py_XDECREF(in->types[i].type);
+  for (int i = 0; i < in->type_count; ++i) {
+    Py_XDECREF(in->types[i].type);
+    Py_XDECREF(in->types[i].dlpack);
+  }
   delete in;
 }
 
@@ -693,20 +702,70 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 #endif
 }
 
+// The type's `__dlpack__` where it may be kept (see DLPACKPP_PY_CACHE_DLPACK): a new
+// reference and the version tag it is valid for, else NULL (no exception pending).
+DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsigned int& tag) {
+#if DLPACKPP_PY_CACHE_DLPACK
+  auto* tp = reinterpret_cast<PyTypeObject*>(type);
+  bool has_dict = tp->tp_dictoffset != 0;
+#ifdef Py_TPFLAGS_MANAGED_DICT
+  has_dict = has_dict || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
+#endif
+  if (has_dict || tp->tp_getattro != PyObject_GenericGetAttr) return nullptr;
+  PyObject* attr = PyObject_GetAttr(type, in.str_dlpack);  // also gives the type a version tag
+  if (attr == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  if (!PyType_HasFeature(Py_TYPE(attr), Py_TPFLAGS_METHOD_DESCRIPTOR) ||
+      !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+    Py_DECREF(attr);
+    return nullptr;
+  }
+  tag = tp->tp_version_tag;
+  return attr;
+#else
+  static_cast<void>(in);
+  static_cast<void>(type);
+  static_cast<void>(tag);
+  return nullptr;
+#endif
+}
+
+// The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
+inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
+#if DLPACKPP_PY_CACHE_DLPACK
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (entry.dlpack != nullptr && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) &&
+      tp->tp_version_tag == entry.version_tag) {
+    return entry.dlpack;
+  }
+#else
+  static_cast<void>(entry);
+  static_cast<void>(obj);
+#endif
+  return nullptr;
+}
+
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
+  unsigned int tag = 0;
+  PyObject* dlpack = lookup_dlpack(in, type, tag);
   int slot = in.type_count;
   PyObject* evicted = nullptr;
+  PyObject* evicted_dlpack = nullptr;
   if (slot < Internals::type_slots) {
     ++in.type_count;
   } else {
     slot = in.next_evict;
     in.next_evict = (slot + 1) % Internals::type_slots;
     evicted = in.types[slot].type;
+    evicted_dlpack = in.types[slot].dlpack;
   }
   Py_INCREF(type);
-  in.types[slot] = TypeEntry{type, api, false};
-  Py_XDECREF(evicted);  // last: dropping a type may run Python code
+  in.types[slot] = TypeEntry{type, api, false, dlpack, tag};
+  Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
+  Py_XDECREF(evicted);
   for (int i = 0; i < in.type_count; ++i) {
     if (in.types[i].type == type) return &in.types[i];
   }
@@ -776,8 +835,10 @@ inline Result<ImportedTensor> import_exchange(const DLPackExchangeAPI* api, PyOb
 }
 #endif
 
-// obj.__dlpack__(**keywords in `mask`); a new reference or NULL with a Python exception set.
-inline PyObject* call_dlpack(Internals& in, PyObject* obj, unsigned mask,
+// obj.__dlpack__(**keywords in `mask`), through `method` (the type's kept __dlpack__, which
+// the caller holds a reference to) where not NULL; a new reference or NULL with a Python
+// exception set.
+inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
   // Arguments are borrowed by the call; only the ones made here are released after it.
   PyObject* storage[6] = {nullptr, obj, nullptr, nullptr, nullptr, nullptr};
@@ -809,12 +870,20 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, unsigned mask,
     ok = names != nullptr;
   }
   if (ok) {
-#if (!defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000) || \
-    (defined(Py_LIMITED_API) && Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000)
+#if DLPACKPP_PY_CACHE_DLPACK
+    if (method != nullptr) {
+      result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                   mask != 0 ? in.kwnames[mask] : nullptr);
+    } else {
+      result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                         mask != 0 ? in.kwnames[mask] : nullptr);
+    }
+#elif defined(Py_LIMITED_API) && Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000
+    static_cast<void>(method);
     result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                        mask != 0 ? in.kwnames[mask] : nullptr);
 #else
-    PyObject* method = PyObject_GetAttr(obj, in.str_dlpack);
+    method = PyObject_GetAttr(obj, in.str_dlpack);  // never kept without vectorcall
     PyObject* empty = method != nullptr ? PyTuple_New(0) : nullptr;
     PyObject* kwargs = empty != nullptr && mask != 0 ? PyDict_New() : nullptr;
     bool built = empty != nullptr && (mask == 0 || kwargs != nullptr);
@@ -858,9 +927,23 @@ DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(Result<ImportedT
   return std::move(r);
 }
 
+// A reference owned for one scope, with the GIL held throughout (ObjectRef is for any thread).
+struct ScopedRef {
+  explicit ScopedRef(PyObject* obj) noexcept : obj_(obj) { Py_XINCREF(obj_); }
+  ScopedRef(const ScopedRef&) = delete;
+  ScopedRef& operator=(const ScopedRef&) = delete;
+  ~ScopedRef() { Py_XDECREF(obj_); }
+  PyObject* get() const noexcept { return obj_; }
+
+ private:
+  PyObject* obj_;
+};
+
+// `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
-                                            const ImportOptions& options) {
+                                            PyObject* method, const ImportOptions& options) {
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+  const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
 #if !DLPACKPP_HAS_VERSIONED
   legacy = true;  // this dlpack.h cannot read a versioned tensor, so never ask for one
 #endif
@@ -871,7 +954,7 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
     if (options.dl_device) mask |= kw_dl_device;
     if (options.copy) mask |= kw_copy;
   }
-  PyObject* capsule = call_dlpack(in, obj, mask, options);
+  PyObject* capsule = call_dlpack(in, obj, held.get(), mask, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr)) {
     if (!legacy && PyErr_ExceptionMatches(PyExc_TypeError) != 0) {
       // An older producer: its __dlpack__ takes no max_version. Retry without the new
@@ -881,7 +964,7 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
       // read-only array) is the error reported.
       RaisedError first;
       first.fetch();
-      capsule = call_dlpack(in, obj, legacy_mask, options);
+      capsule = call_dlpack(in, obj, held.get(), legacy_mask, options);
       if (capsule != nullptr || PyErr_ExceptionMatches(PyExc_TypeError) == 0) {
         first.clear();
         legacy = true;
@@ -914,7 +997,7 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
   if (entry.api != nullptr && exchange_can_serve(options))
     return import_exchange(entry.api, obj, options);
 #endif
-  return import_dlpack(in, obj, entry.legacy, options);
+  return import_dlpack(in, obj, entry.legacy, cached_dlpack(entry, obj), options);
 }
 
 }  // namespace detail

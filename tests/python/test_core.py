@@ -185,5 +185,52 @@ class TensorType(unittest.TestCase):
             m.borrow(t)
 
 
+
+def capsule_of(n):
+    """A __dlpack__ body: a fresh capsule of n floats (legacy where the header has no other)."""
+    return lambda self, **keywords: m.counted_capsule((n,), versioned=not LEGACY_HEADER)
+
+
+class DlpackMethodLookup(unittest.TestCase):
+    """Import may keep a type's __dlpack__ (full API, instances without __dict__); a type changed
+    afterwards, or one whose instances can shadow the method, is looked up by name again."""
+
+    def test_a_replaced_method_is_called(self):
+        class Slotted:
+            __slots__ = ()
+            __dlpack__ = capsule_of(2)
+
+        obj = Slotted()
+        for _ in range(2):  # the second import may use the kept method
+            self.assertEqual(m.import_tensor(obj)["shape"], (2,))
+        Slotted.__dlpack__ = capsule_of(3)
+        self.assertTrue(callable(obj.__dlpack__))  # a lookup: the type gets a new valid tag
+        self.assertEqual(m.import_tensor(obj)["shape"], (3,))
+
+    def test_a_method_replaced_on_a_base_class_is_called(self):
+        class Base:
+            __slots__ = ()
+            __dlpack__ = capsule_of(2)
+
+        class Derived(Base):
+            __slots__ = ()
+
+        obj = Derived()
+        for _ in range(2):
+            self.assertEqual(m.import_tensor(obj)["shape"], (2,))
+        Base.__dlpack__ = capsule_of(4)
+        self.assertTrue(callable(obj.__dlpack__))
+        self.assertEqual(m.import_tensor(obj)["shape"], (4,))
+
+    def test_an_instance_attribute_shadows_the_method(self):
+        class WithDict:
+            __dlpack__ = capsule_of(2)
+
+        obj = WithDict()
+        self.assertEqual(m.import_tensor(obj)["shape"], (2,))
+        obj.__dlpack__ = lambda **keywords: m.counted_capsule((5,), versioned=not LEGACY_HEADER)
+        self.assertEqual(m.import_tensor(obj)["shape"], (5,))
+
+
 if __name__ == "__main__":
     main()
