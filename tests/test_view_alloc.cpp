@@ -1,46 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // TensorView never heap-allocates for ndim <= 8: counted by replacing global operator new/delete.
+#include "support/counting_new.hpp"
+
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <dlpackpp/tensor_view.hpp>
-#include <new>
 #include <utility>
 #include <vector>
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-
-void* counted_malloc(std::size_t size) noexcept {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size == 0 ? 1 : size);
-}
-
-void* counted_new(std::size_t size) {
-  if (void* p = counted_malloc(size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-// Every non-aligned form is replaced, so that no allocation escapes the count and every
-// block is freed by the allocator that made it (the sanitizer's runtime has its own forms).
-void* operator new(std::size_t size) { return counted_new(size); }
-void* operator new[](std::size_t size) { return counted_new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return counted_malloc(size);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
@@ -50,27 +17,7 @@ using dlpackpp::IntSpan;
 using dlpackpp::TensorView;
 using Ints = std::vector<std::int64_t>;
 
-// Heap allocations made while `f` runs; GoogleTest's own allocations stay outside.
-template <class F>
-long allocations_during(F&& f) {
-  allocations.store(0);
-  counting.store(true);
-  f();
-  counting.store(false);
-  return allocations.load();
-}
-
-// Under valgrind (or any tool that interposes the allocator) the replacements above never
-// run, so nothing can be counted: such runs skip rather than fail. .ci/memcheck.sh keeps them
-// with --soname-synonyms=somalloc=nouserintercepts, so there the counts are taken as usual.
-bool replacements_in_effect() {
-  return allocations_during([] { ::operator delete(::operator new(1)); }) == 1;
-}
-#define DLPACKPP_SKIP_UNLESS_COUNTING()                                                         \
-  if (!replacements_in_effect())                                                                \
-  GTEST_SKIP() << "DLPACKPP_TEST_SKIPPED: this test's operator new never ran (an allocator "    \
-                  "interposer such as valgrind replaced it; with valgrind, pass "               \
-                  "--soname-synonyms=somalloc=nouserintercepts), so allocations cannot be counted"
+using counting_new::allocations_during;
 
 // A float tensor of extents 1, 2, 1, 2, ... over `storage`, with NULL or row-major strides.
 struct Tensor {
