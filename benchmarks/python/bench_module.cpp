@@ -49,7 +49,9 @@ PyObject* g_max_version = nullptr;
 
 // The checks every path applies after the import: float32 of the given rank (1 for the
 // NumPy vector, 2 for the mock).
-bool expected(const DLTensor& t, int ndim = 1) { return DataType(t.dtype) == DataType::float32() && t.ndim == ndim; }
+bool expected(const DLTensor& t, int ndim = 1) {
+  return DataType(t.dtype) == DataType::float32() && t.ndim == ndim;
+}
 
 // via_dlpackpp(obj): from_dlpack, then the same checks.
 PyObject* via_dlpackpp(PyObject*, PyObject* obj) {
@@ -91,7 +93,8 @@ PyObject* consume(PyObject* capsule, const char* name, const char* used) {
     }
     options.flags = managed->flags;
   }
-  const bool ok = dlpackpp::validate(managed->dl_tensor, options).has_value() && expected(managed->dl_tensor);
+  const bool ok =
+      dlpackpp::validate(managed->dl_tensor, options).has_value() && expected(managed->dl_tensor);
   if (managed->deleter != nullptr) managed->deleter(managed);
   if (!ok) {
     PyErr_SetString(PyExc_TypeError, "expected a valid float32 vector");
@@ -112,7 +115,8 @@ PyObject* via_capsule_versioned(PyObject*, PyObject* obj) {
   PyObject* capsule = call_dlpack(obj, true);
   if (capsule == nullptr) return nullptr;
   if (PyCapsule_IsValid(capsule, "dltensor_versioned") != 0) {
-    return consume<DLManagedTensorVersioned>(capsule, "dltensor_versioned", "used_dltensor_versioned");
+    return consume<DLManagedTensorVersioned>(capsule, "dltensor_versioned",
+                                             "used_dltensor_versioned");
   }
   return consume<DLManagedTensor>(capsule, "dltensor", "used_dltensor");
 }
@@ -138,9 +142,9 @@ PyObject* mock(PyObject*, PyObject*) {
 }
 
 double now_ns() {
-  return static_cast<double>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count());
 }
 
 // exchange(obj, n) -> dict of ns per call and heap allocations per call, best of 5 rounds:
@@ -150,9 +154,11 @@ PyObject* exchange(PyObject*, PyObject* args) {
   PyObject* obj = nullptr;
   long n = 0;
   if (PyArg_ParseTuple(args, "Ol", &obj, &n) == 0) return nullptr;
-  PyObject* capsule = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "__dlpack_c_exchange_api__");
+  PyObject* capsule = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)),
+                                             "__dlpack_c_exchange_api__");
   if (capsule == nullptr) return nullptr;
-  const auto* head = static_cast<const DLPackExchangeAPIHeader*>(PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
+  const auto* head = static_cast<const DLPackExchangeAPIHeader*>(
+      PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
   Py_DECREF(capsule);
   const DLPackExchangeAPI* api = dlpackpp::find_exchange_api(head);
   if (api == nullptr) {
@@ -161,7 +167,8 @@ PyObject* exchange(PyObject*, PyObject* args) {
   }
   // Any failure below is a broken benchmark: say so instead of returning a bare NULL.
   const auto broken = [] {
-    if (PyErr_Occurred() == nullptr) PyErr_SetString(PyExc_RuntimeError, "exchange benchmark: a call failed");
+    if (PyErr_Occurred() == nullptr)
+      PyErr_SetString(PyExc_RuntimeError, "exchange benchmark: a call failed");
     return nullptr;
   };
 
@@ -177,7 +184,8 @@ PyObject* exchange(PyObject*, PyObject* args) {
       for (long i = 0; i < n; ++i) {
         if (which == 0) {
           DLTensor t;
-          if (api->dltensor_from_py_object_no_sync(obj, &t) != 0 || !expected(t, 2)) return broken();
+          if (api->dltensor_from_py_object_no_sync(obj, &t) != 0 || !expected(t, 2))
+            return broken();
           keep(t.data);
         } else if (which == 1) {
           Result<bool> r = py::try_borrow(obj, [](const TensorView& v) {
@@ -191,7 +199,9 @@ PyObject* exchange(PyObject*, PyObject* args) {
           if (!v || !(v->dtype() == DataType::float32() && v->ndim() == 2)) return broken();
         } else if (which == 2) {
           DLManagedTensorVersioned* t = nullptr;
-          if (api->managed_tensor_from_py_object_no_sync(obj, &t) != 0 || !expected(t->dl_tensor, 2)) return broken();
+          if (api->managed_tensor_from_py_object_no_sync(obj, &t) != 0 ||
+              !expected(t->dl_tensor, 2))
+            return broken();
           t->deleter(t);
         } else {
           Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
@@ -205,31 +215,40 @@ PyObject* exchange(PyObject*, PyObject* args) {
   }
   return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:n,s:n,s:n,s:n}", "direct_borrow_ns", best[0],
                        "direct_validated_ns", best[4], "try_borrow_ns", best[1],
-                       "direct_managed_ns", best[2], "try_from_dlpack_ns", best[3], "direct_borrow_allocs",
-                       static_cast<Py_ssize_t>(allocations[0]), "try_borrow_allocs",
-                       static_cast<Py_ssize_t>(allocations[1]), "direct_managed_allocs",
-                       static_cast<Py_ssize_t>(allocations[2]), "try_from_dlpack_allocs",
-                       static_cast<Py_ssize_t>(allocations[3]));
+                       "direct_managed_ns", best[2], "try_from_dlpack_ns", best[3],
+                       "direct_borrow_allocs", static_cast<Py_ssize_t>(allocations[0]),
+                       "try_borrow_allocs", static_cast<Py_ssize_t>(allocations[1]),
+                       "direct_managed_allocs", static_cast<Py_ssize_t>(allocations[2]),
+                       "try_from_dlpack_allocs", static_cast<Py_ssize_t>(allocations[3]));
 }
 
 PyMethodDef g_methods[] = {
     {"via_dlpackpp", &via_dlpackpp, METH_O, "dlpackpp::python::try_from_dlpack"},
     {"via_capsule", &via_capsule, METH_O, "hand-written legacy capsule code"},
-    {"via_capsule_versioned", &via_capsule_versioned, METH_O, "hand-written versioned capsule code"},
+    {"via_capsule_versioned", &via_capsule_versioned, METH_O,
+     "hand-written versioned capsule code"},
     {"noop", &noop, METH_O, "the cost of the call itself"},
     {"tensor", &tensor, METH_NOARGS, "a fresh dlpackpp.Tensor of 16 float32"},
     {"mock", &mock, METH_NOARGS, "a MockTensor (exchange API)"},
     {"exchange", &exchange, METH_VARARGS, "exchange-API loops measured in C++"},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "dlpackpp_bench", nullptr, -1, g_methods,
-                        nullptr, nullptr, nullptr, nullptr};
+PyModuleDef g_module = {PyModuleDef_HEAD_INIT,
+                        "dlpackpp_bench",
+                        nullptr,
+                        -1,
+                        g_methods,
+                        nullptr,
+                        nullptr,
+                        nullptr,
+                        nullptr};
 
 }  // namespace
 
 PyMODINIT_FUNC PyInit_dlpackpp_bench() {
   g_dlpack_name = PyUnicode_InternFromString("__dlpack__");
-  PyObject* keyword = PyUnicode_InternFromString("max_version");  // interned, as a careful author would
+  PyObject* keyword =
+      PyUnicode_InternFromString("max_version");  // interned, as a careful author would
   g_kwnames = keyword != nullptr ? PyTuple_Pack(1, keyword) : nullptr;
   Py_XDECREF(keyword);
   g_max_version = Py_BuildValue("(ii)", DLPACKPP_DLPACK_MAJOR, DLPACKPP_DLPACK_MINOR);

@@ -29,8 +29,7 @@ struct MockStats {
 inline MockStats g_mock;
 
 struct MockObject {
-  PyObject_HEAD
-  float values[6];
+  PyObject_HEAD float values[6];
   std::int64_t shape[2];
   std::int64_t strides[2];  // row-major, as DLPack >= 1.2 producers must give them
   int mode;  // 0 works, 1: every table function throws an Error, 2: throws std::runtime_error
@@ -41,7 +40,8 @@ inline PyObject* g_mock_type = nullptr;
 inline MockObject* as_mock(void* obj) { return static_cast<MockObject*>(obj); }
 
 inline void maybe_throw(const MockObject* m) {
-  if (m->mode == 1) throw dlpackpp::Error(dlpackpp::Errc::unsupported_device, "mock: refused on request");
+  if (m->mode == 1)
+    throw dlpackpp::Error(dlpackpp::Errc::unsupported_device, "mock: refused on request");
   if (m->mode == 2) throw std::runtime_error("mock: a plain C++ exception");
 }
 
@@ -50,13 +50,15 @@ inline void maybe_throw(const MockObject* m) {
 struct MockImpl {
   static dlpackpp::ManagedTensor managed_tensor_allocator(const DLTensor& prototype) {
     ++g_mock.allocate;
-    return dlpackpp::allocate(prototype.dtype, {prototype.shape, static_cast<std::size_t>(prototype.ndim)});
+    return dlpackpp::allocate(prototype.dtype,
+                              {prototype.shape, static_cast<std::size_t>(prototype.ndim)});
   }
   static dlpackpp::ManagedTensor managed_tensor_from_py_object_no_sync(void* obj) {
     ++g_mock.from_object;
     MockObject* m = as_mock(obj);
     maybe_throw(m);
-    return dlpackpp::from_vector(std::vector<float>(m->values, m->values + 6), {m->shape[0], m->shape[1]});
+    return dlpackpp::from_vector(std::vector<float>(m->values, m->values + 6),
+                                 {m->shape[0], m->shape[1]});
   }
   static void* managed_tensor_to_py_object_no_sync(dlpackpp::ManagedTensor& tensor) {
     ++g_mock.to_object;
@@ -76,7 +78,8 @@ struct MockImpl {
   }
   static void* current_work_stream(dlpackpp::Device device) {
     ++g_mock.stream;
-    return device == dlpackpp::Device::cpu() ? nullptr : reinterpret_cast<void*>(std::uintptr_t{0x1234});
+    return device == dlpackpp::Device::cpu() ? nullptr
+                                             : reinterpret_cast<void*>(std::uintptr_t{0x1234});
   }
   static void set_error(std::string_view kind, std::string_view message) {
     PyObject* type = kind == "BufferError" ? PyExc_BufferError : PyExc_RuntimeError;
@@ -86,7 +89,8 @@ struct MockImpl {
 
 inline PyObject* mock_dunder(PyObject*, PyObject*, PyObject*) {
   ++g_mock.dunder;
-  PyErr_SetString(PyExc_AssertionError, "MockTensor.__dlpack__ must not be called: the exchange API is there");
+  PyErr_SetString(PyExc_AssertionError,
+                  "MockTensor.__dlpack__ must not be called: the exchange API is there");
   return nullptr;
 }
 
@@ -98,11 +102,13 @@ inline PyObject* mock_type(const char* name) {
        METH_VARARGS | METH_KEYWORDS, nullptr},
       {nullptr, nullptr, 0, nullptr}};
   static PyType_Slot slots[] = {{Py_tp_methods, methods}, {0, nullptr}};
-  static PyType_Spec spec = {name, static_cast<int>(sizeof(MockObject)), 0, Py_TPFLAGS_DEFAULT, slots};
+  static PyType_Spec spec = {name, static_cast<int>(sizeof(MockObject)), 0, Py_TPFLAGS_DEFAULT,
+                             slots};
   PyObject* type = PyType_FromSpec(&spec);
   if (type == nullptr) return nullptr;
-  PyObject* api = PyCapsule_New(const_cast<DLPackExchangeAPI*>(dlpackpp::make_exchange_api<MockImpl>()),
-                                "dlpack_exchange_api", nullptr);
+  PyObject* api =
+      PyCapsule_New(const_cast<DLPackExchangeAPI*>(dlpackpp::make_exchange_api<MockImpl>()),
+                    "dlpack_exchange_api", nullptr);
   if (api == nullptr || PyObject_SetAttrString(type, "__dlpack_c_exchange_api__", api) != 0) {
     Py_XDECREF(api);
     Py_DECREF(type);

@@ -28,8 +28,8 @@
 namespace py = dlpackpp::python;
 using dlpackpp::DataType;
 using dlpackpp::Device;
-using dlpackpp::Error;
 using dlpackpp::Errc;
+using dlpackpp::Error;
 using dlpackpp::Result;
 using dlpackpp::TensorView;
 
@@ -42,7 +42,9 @@ struct Counted {
   std::vector<unsigned char> bytes;
   bool live = true;
   explicit Counted(std::size_t n) : bytes(n) {}
-  Counted(Counted&& other) noexcept : bytes(std::move(other.bytes)), live(other.live) { other.live = false; }
+  Counted(Counted&& other) noexcept : bytes(std::move(other.bytes)), live(other.live) {
+    other.live = false;
+  }
   Counted& operator=(Counted&&) = delete;
   ~Counted() {
     if (live) ++g_deleters;
@@ -78,7 +80,8 @@ std::string gather(const TensorView& v) {
 PyObject* int_tuple(dlpackpp::IntSpan values) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(values.size()));
   for (std::size_t i = 0; t != nullptr && i < values.size(); ++i) {
-    PyTuple_SetItem(t, static_cast<Py_ssize_t>(i), PyLong_FromLongLong(static_cast<long long>(values[i])));
+    PyTuple_SetItem(t, static_cast<Py_ssize_t>(i),
+                    PyLong_FromLongLong(static_cast<long long>(values[i])));
   }
   return t;
 }
@@ -86,15 +89,17 @@ PyObject* int_tuple(dlpackpp::IntSpan values) {
 // A dict describing a view (what the tests compare with NumPy/PyTorch).
 PyObject* describe(const TensorView& v) {
   const std::string data = gather(v);
-  return Py_BuildValue("{s:N,s:N,s:s,s:s,s:K,s:O,s:y#,s:K}", "shape", int_tuple(v.shape()), "strides",
-                       int_tuple(v.strides()), "dtype", v.dtype().to_string().c_str(), "device",
-                       v.device().to_string().c_str(), "flags", static_cast<unsigned long long>(v.flags()),
-                       "read_only", v.read_only() ? Py_True : Py_False, "data", data.data(),
+  return Py_BuildValue("{s:N,s:N,s:s,s:s,s:K,s:O,s:y#,s:K}", "shape", int_tuple(v.shape()),
+                       "strides", int_tuple(v.strides()), "dtype", v.dtype().to_string().c_str(),
+                       "device", v.device().to_string().c_str(), "flags",
+                       static_cast<unsigned long long>(v.flags()), "read_only",
+                       v.read_only() ? Py_True : Py_False, "data", data.data(),
                        static_cast<Py_ssize_t>(data.size()), "byte_offset",
                        static_cast<unsigned long long>(v.byte_offset()));
 }
 
-bool parse_options(PyObject* stream, PyObject* dl_device, PyObject* copy, py::ImportOptions& options) {
+bool parse_options(PyObject* stream, PyObject* dl_device, PyObject* copy,
+                   py::ImportOptions& options) {
   if (stream != Py_None) options.stream = static_cast<std::intptr_t>(PyLong_AsLongLong(stream));
   if (dl_device != Py_None) {
     int type = 0;
@@ -177,7 +182,8 @@ PyObject* write_first(PyObject*, PyObject* args) {
 
 // A C++ tensor of `shape` and `dtype` whose elements are 0, 1, 2, ... and whose owner ticks
 // g_deleters once.
-Result<py::ImportedTensor> make_counted(PyObject* shape_obj, const char* dtype_name, bool read_only) {
+Result<py::ImportedTensor> make_counted(PyObject* shape_obj, const char* dtype_name,
+                                        bool read_only) {
   Result<DataType> dtype = DataType::try_parse(dtype_name);
   if (!dtype) return dtype.error();
   std::vector<std::int64_t> shape;
@@ -214,7 +220,8 @@ Result<py::ImportedTensor> make_counted(PyObject* shape_obj, const char* dtype_n
   const std::uint64_t flags = 0;
   static_cast<void>(read_only);
 #endif
-  return dlpackpp::try_wrap<py::ImportedTensor>(data, *dtype, shape, {}, Device::cpu(), std::move(owner), flags);
+  return dlpackpp::try_wrap<py::ImportedTensor>(data, *dtype, shape, {}, Device::cpu(),
+                                                std::move(owner), flags);
 }
 
 // counted(shape, dtype="float32", read_only=False) -> dlpackpp.Tensor, through to_pyobject.
@@ -223,8 +230,8 @@ PyObject* counted(PyObject*, PyObject* args, PyObject* kwargs) {
   PyObject* shape = nullptr;
   const char* dtype = "float32";
   int read_only = 0;
-  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O!|sp", const_cast<char**>(names), &PyTuple_Type, &shape,
-                                  &dtype, &read_only) == 0) {
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O!|sp", const_cast<char**>(names), &PyTuple_Type,
+                                  &shape, &dtype, &read_only) == 0) {
     return nullptr;
   }
   Result<py::ImportedTensor> t = make_counted(shape, dtype, read_only != 0);
@@ -238,8 +245,8 @@ PyObject* counted_capsule(PyObject*, PyObject* args, PyObject* kwargs) {
   PyObject* shape = nullptr;
   const char* dtype = "float32";
   int versioned = 1;
-  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O!|sp", const_cast<char**>(names), &PyTuple_Type, &shape,
-                                  &dtype, &versioned) == 0) {
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O!|sp", const_cast<char**>(names), &PyTuple_Type,
+                                  &shape, &dtype, &versioned) == 0) {
     return nullptr;
   }
   Result<py::ImportedTensor> t = make_counted(shape, dtype, false);
@@ -266,7 +273,8 @@ PyObject* from_bytes(PyObject*, PyObject* args, PyObject* kwargs) {
   Result<DataType> dtype = DataType::try_parse(dtype_name);
   if (!dtype) return fail(dtype.error());
   std::vector<std::int64_t> shape;
-  for (Py_ssize_t i = 0; i < PyTuple_Size(shape_obj); ++i) shape.push_back(PyLong_AsLongLong(PyTuple_GetItem(shape_obj, i)));
+  for (Py_ssize_t i = 0; i < PyTuple_Size(shape_obj); ++i)
+    shape.push_back(PyLong_AsLongLong(PyTuple_GetItem(shape_obj, i)));
   Counted owner(static_cast<std::size_t>(size));
   if (size > 0) std::memcpy(owner.bytes.data(), bytes, static_cast<std::size_t>(size));
   void* data = size == 0 ? nullptr : owner.bytes.data();
@@ -275,10 +283,11 @@ PyObject* from_bytes(PyObject*, PyObject* args, PyObject* kwargs) {
 #else
   const std::uint64_t flags = 0;
 #endif
-  Result<py::ImportedTensor> t =
-      dlpackpp::try_wrap<py::ImportedTensor>(data, *dtype, shape, {}, Device::cpu(), std::move(owner), flags);
+  Result<py::ImportedTensor> t = dlpackpp::try_wrap<py::ImportedTensor>(
+      data, *dtype, shape, {}, Device::cpu(), std::move(owner), flags);
   if (!t) return fail(t.error());
-  if (t->nbytes() != size) return fail(Error(Errc::invalid_argument, "from_bytes: size does not match shape and dtype"));
+  if (t->nbytes() != size)
+    return fail(Error(Errc::invalid_argument, "from_bytes: size does not match shape and dtype"));
   return py::to_pyobject(std::move(*t));
 }
 
@@ -290,10 +299,8 @@ PyObject* drop_on_thread(PyObject*, PyObject* obj) {
   Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
   if (!t) return fail(t.error());
   py::ImportedTensor owned = std::move(*t);
-  Py_BEGIN_ALLOW_THREADS
-  std::thread([&owned] { owned.reset(); }).join();
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
+  Py_BEGIN_ALLOW_THREADS std::thread([&owned] { owned.reset(); }).join();
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
 // owner_drop_on_thread(owner, make=False): a tensor whose deleter releases `owner` (a
@@ -311,10 +318,8 @@ PyObject* owner_drop_on_thread(PyObject*, PyObject* args) {
       storage, DataType::float32(), {4}, {}, Device::cpu(), std::move(ref));
   if (!t) return fail(t.error());
   py::ImportedTensor owned = std::move(*t);
-  Py_BEGIN_ALLOW_THREADS
-  std::thread([&owned] { owned.reset(); }).join();
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
+  Py_BEGIN_ALLOW_THREADS std::thread([&owned] { owned.reset(); }).join();
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
 // dies_during_exception(make_owner, as_tensor=False): a capsule (or a dlpackpp.Tensor) whose
@@ -330,7 +335,8 @@ PyObject* dies_during_exception(PyObject*, PyObject* args) {
   Result<py::ImportedTensor> t = dlpackpp::try_wrap<py::ImportedTensor>(
       storage, DataType::float32(), {2}, {}, Device::cpu(), std::move(owner));
   if (!t) return fail(t.error());
-  PyObject* holder = as_tensor != 0 ? py::to_pyobject(std::move(*t)) : py::to_capsule(std::move(*t));
+  PyObject* holder =
+      as_tensor != 0 ? py::to_pyobject(std::move(*t)) : py::to_capsule(std::move(*t));
   if (holder == nullptr) return nullptr;
   PyErr_SetString(PyExc_KeyError, "kept");
   Py_DECREF(holder);  // the deleter runs here, with the KeyError pending
@@ -388,7 +394,9 @@ PyObject* current_stream(PyObject*, PyObject* args) {
   return PyLong_FromVoidPtr(*s);
 }
 
-PyObject* has_exchange_api(PyObject*, PyObject*) { return PyBool_FromLong(DLPACKPP_HAS_EXCHANGE_API); }
+PyObject* has_exchange_api(PyObject*, PyObject*) {
+  return PyBool_FromLong(DLPACKPP_HAS_EXCHANGE_API);
+}
 
 // raise_error(code_name): set_python_error's mapping from Errc to Python exceptions.
 PyObject* raise_error(PyObject*, PyObject* args) {
@@ -411,9 +419,9 @@ PyObject* mock(PyObject*, PyObject* args) {
 }
 
 PyObject* mock_stats(PyObject*, PyObject*) {
-  return Py_BuildValue("{s:l,s:l,s:l,s:l,s:l,s:l}", "from_object", g_mock.from_object, "borrow", g_mock.borrow,
-                       "to_object", g_mock.to_object, "allocate", g_mock.allocate, "stream", g_mock.stream,
-                       "dunder", g_mock.dunder);
+  return Py_BuildValue("{s:l,s:l,s:l,s:l,s:l,s:l}", "from_object", g_mock.from_object, "borrow",
+                       g_mock.borrow, "to_object", g_mock.to_object, "allocate", g_mock.allocate,
+                       "stream", g_mock.stream, "dunder", g_mock.dunder);
 }
 
 // mock_to_object(shape): a counted C++ tensor handed to the mock's producer through
@@ -428,14 +436,16 @@ PyObject* mock_to_object(PyObject*, PyObject* shape) {
 #endif
 
 PyMethodDef g_methods[] = {
-    {"import_tensor", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&import_tensor)),
+    {"import_tensor",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&import_tensor)),
      METH_VARARGS | METH_KEYWORDS, "try_from_dlpack, described"},
     {"from_capsule", &from_capsule, METH_O, "try_from_capsule, described"},
     {"borrow", &borrow, METH_O, "try_borrow, described"},
     {"write_first", &write_first, METH_VARARGS, "write element 0 through the import"},
     {"counted", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&counted)),
      METH_VARARGS | METH_KEYWORDS, "a counted C++ tensor as dlpackpp.Tensor"},
-    {"counted_capsule", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&counted_capsule)),
+    {"counted_capsule",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&counted_capsule)),
      METH_VARARGS | METH_KEYWORDS, "a counted C++ tensor as a capsule"},
     {"from_bytes", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&from_bytes)),
      METH_VARARGS | METH_KEYWORDS, "a dlpackpp.Tensor of any dtype from raw bytes"},
@@ -443,7 +453,8 @@ PyMethodDef g_methods[] = {
     {"drop_on_thread", &drop_on_thread, METH_O, "import, then destroy on a thread without the GIL"},
     {"owner_drop_on_thread", &owner_drop_on_thread, METH_VARARGS, "ObjectRef released on a thread"},
     {"keep_until_exit", &keep_until_exit, METH_O, "a tensor kept by a C++ static"},
-    {"dies_during_exception", &dies_during_exception, METH_VARARGS, "deleter under a pending exception"},
+    {"dies_during_exception", &dies_during_exception, METH_VARARGS,
+     "deleter under a pending exception"},
     {"owner_tensor", &owner_tensor, METH_O, "dlpackpp.Tensor owning a reference"},
     {"reexport", &reexport, METH_O, "to_pyobject(from_dlpack(obj))"},
     {"tensor_type", &tensor_type, METH_NOARGS, "dlpackpp.Tensor"},
@@ -457,11 +468,20 @@ PyMethodDef g_methods[] = {
 #endif
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef g_module = {PyModuleDef_HEAD_INIT, DLPACKPP_TEST_STR(DLPACKPP_TEST_MODULE_NAME), nullptr, -1,
-                        g_methods, nullptr, nullptr, nullptr, nullptr};
+PyModuleDef g_module = {PyModuleDef_HEAD_INIT,
+                        DLPACKPP_TEST_STR(DLPACKPP_TEST_MODULE_NAME),
+                        nullptr,
+                        -1,
+                        g_methods,
+                        nullptr,
+                        nullptr,
+                        nullptr,
+                        nullptr};
 
 }  // namespace
 
 #define DLPACKPP_TEST_INIT2(name) PyInit_##name
 #define DLPACKPP_TEST_INIT(name) DLPACKPP_TEST_INIT2(name)
-PyMODINIT_FUNC DLPACKPP_TEST_INIT(DLPACKPP_TEST_MODULE_NAME)() { return PyModule_Create(&g_module); }
+PyMODINIT_FUNC DLPACKPP_TEST_INIT(DLPACKPP_TEST_MODULE_NAME)() {
+  return PyModule_Create(&g_module);
+}
