@@ -1353,6 +1353,7 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
     if (max_version != Py_None && major >= 1) {
       PyObject* capsule = to_capsule(std::move(out));
       if (capsule == nullptr && want_copy == 0) {  // give it back: nothing was exported
+        // NOLINTNEXTLINE(bugprone-use-after-move): to_capsule moves only on success
         self->tensor = std::move(out);
         self->exported = false;
       }
@@ -1372,6 +1373,7 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
     Result<LegacyManagedTensor> legacy = try_to_legacy(std::move(out));
     if (!legacy) {
       if (want_copy == 0) {
+        // NOLINTNEXTLINE(bugprone-use-after-move): try_to_legacy moves only on success
         self->tensor = std::move(out);
         self->exported = false;
       }
@@ -1474,7 +1476,7 @@ inline void tensor_dealloc(PyObject* obj) {
 // the one cast GCC's -Wcast-function-type accepts).
 template <class Fn>
 PyCFunction as_cfunction(Fn fn) noexcept {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(fn));
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fn));
 }
 
 #if DLPACKPP_HAS_EXCHANGE_API
