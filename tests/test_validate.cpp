@@ -472,7 +472,8 @@ TEST(Validate, QuickPathNeverAcceptsWhatTheCatalogueRefuses) {
     state ^= state << 17;
     return state % n;
   };
-  const std::int64_t extents[] = {0, 1, 1, 2, 3, 4, 5, -1, INT64_MAX / 2, 1LL << 31, 1LL << 40};
+  const std::int64_t extents[] = {
+      0, 1, 1, 2, 3, 4, 5, -1, -(1LL << 62), INT64_MAX / 2, 1LL << 31, 1LL << 40};
   const std::int64_t odd_strides[] = {0, -1, -3, 7, INT64_MAX, INT64_MIN, 1LL << 40, 2};
   const DLDataType dtypes[] = {DataType::float32(),
                                DataType::float64(),

@@ -395,8 +395,10 @@ DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions
   }
   if (DLPACKPP_LIKELY(counted)) {
     // Contiguous (or NULL strides): the span is the count. Empty or negative extents make
-    // (signs | (numel - 1)) negative and are declined.
-    if ((signs | (numel - 1)) < 0 || !bytes_fit(t, numel)) return false;
+    // `signs | (numel - 1)` negative and are declined (unsigned, as numel may be INT64_MIN
+    // when negative extents multiplied without overflowing).
+    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
+    if ((signs | below) < 0 || !bytes_fit(t, numel)) return false;
   } else {
     std::int64_t span = 0;
     if (contiguous || !strided_extent(shape, strides, ndim, numel, span) ||

@@ -23,8 +23,9 @@ inline constexpr int unrolled_ndim = 8;
 /// straight line of steps with constant d, so a small tensor pays no loop counter or index
 /// arithmetic; higher ranks loop down to that line first. A negative ndim runs no step.
 template <class Step>
-DLPACKPP_FORCE_INLINE bool each_dim_inside_out(int ndim, Step&& step) {
+DLPACKPP_FORCE_INLINE constexpr bool each_dim_inside_out(int ndim, Step&& step) {
   static_assert(unrolled_ndim == 8, "the cases below spell out unrolled_ndim steps");
+  if (ndim == 1) return step(0);  // the commonest rank, without the jump table
   switch (ndim) {
     default:
       if (ndim < 0) return true;
@@ -100,7 +101,10 @@ inline void write_compact_strides(const std::int64_t* shape, int ndim, std::int6
 DLPACKPP_FORCE_INLINE constexpr std::int64_t numel_unchecked(const std::int64_t* shape,
                                                              int ndim) noexcept {
   std::uint64_t numel = 1;
-  for (int d = 0; d < ndim; ++d) numel *= static_cast<std::uint64_t>(shape[d]);
+  each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+    numel *= static_cast<std::uint64_t>(shape[d]);
+    return true;
+  });
   return static_cast<std::int64_t>(numel);
 }
 
