@@ -345,19 +345,9 @@ inline DLTensor TensorView::to_dltensor() const& noexcept {
 
 inline std::string TensorView::to_string() const {
   detail::TextBuilder s;
-  const auto list = [&s](IntSpan values) {
-    s << '[';
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (i != 0) s << ", ";
-      s << values[i];
-    }
-    s << ']';
-  };
   s << dtype().to_string();
-  list(shape());
-  s << " strides ";
-  list(strides());
-  s << ' ' << device().to_string();
+  s.list(shape_data(), dims()) << " strides ";
+  s.list(strides_data(), dims()) << ' ' << device().to_string();
   if (byte_offset() != 0) s << " byte_offset " << byte_offset();
   if (read_only()) s << " read_only";
   return s.take();

@@ -5,6 +5,7 @@
 
 #include "dlpackpp/detail/config.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -68,6 +69,15 @@ class TextBuilder {
   TextBuilder& operator<<(unsigned long v) { return *this << std::to_string(v); }
   /// Appends a number in decimal.
   TextBuilder& operator<<(unsigned long long v) { return *this << std::to_string(v); }
+  /// Appends `n` integers as "[2, 3]".
+  TextBuilder& list(const std::int64_t* values, std::size_t n) {
+    *this << '[';
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i != 0) *this << ", ";
+      *this << values[i];
+    }
+    return *this << ']';
+  }
   /// Appends "true" or "false".
   TextBuilder& operator<<(bool v) { return *this << (v ? "true" : "false"); }
   TextBuilder& operator<<(const void*) = delete;  // would otherwise print as a bool
