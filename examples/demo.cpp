@@ -17,7 +17,8 @@ struct Storage {
   Storage(Storage&&) noexcept = default;
   explicit Storage(std::vector<float> v) : values(std::move(v)) {}
   ~Storage() {
-    if (!values.empty()) std::cout << "producer: deleter ran, buffer of " << values.size() << " floats freed\n";
+    if (!values.empty())
+      std::cout << "producer: deleter ran, buffer of " << values.size() << " floats freed\n";
   }
 };
 
@@ -25,7 +26,8 @@ struct Storage {
 // dlpack.h, a DLManagedTensor*) and forgets about it.
 dlpackpp::DefaultManagedTensor::managed_type* export_matrix(std::int64_t rows, std::int64_t cols) {
   Storage storage(std::vector<float>(static_cast<std::size_t>(rows * cols)));
-  for (std::size_t i = 0; i < storage.values.size(); ++i) storage.values[i] = 0.5f * static_cast<float>(i);
+  for (std::size_t i = 0; i < storage.values.size(); ++i)
+    storage.values[i] = 0.5f * static_cast<float>(i);
   void* data = storage.values.data();
   const std::int64_t shape[] = {rows, cols};
   return dlpackpp::wrap(data, dlpackpp::dtype_of<float>, shape, {}, dlpackpp::Device::cpu(),

@@ -8,7 +8,8 @@
 
 int main() {
   // Producer: export a std::vector as a DLManagedTensorVersioned* without copying it.
-  DLManagedTensorVersioned* out = dlpackpp::from_vector(std::vector<float>(6, 1.0f), {2, 3}).release();
+  DLManagedTensorVersioned* out =
+      dlpackpp::from_vector(std::vector<float>(6, 1.0f), {2, 3}).release();
 
   // Consumer: adopt (checks version, dtype, device, shape, strides, sizes), then read.
   dlpackpp::ManagedTensor t = dlpackpp::ManagedTensor::adopt(out);

@@ -49,8 +49,8 @@ Errc code_of(const DLTensor& t) {
   return result ? Errc::out_of_range : result.error().code();
 }
 
-#define DLPACKPP_ONLY_ON_32_BIT()                                                        \
-  if (!k32Bit)                                                                           \
+#define DLPACKPP_ONLY_ON_32_BIT()                                                         \
+  if (!k32Bit)                                                                            \
   GTEST_SKIP() << "DLPACKPP_TEST_SKIPPED: 32-bit case (size_t is " << sizeof(std::size_t) \
                << " bytes here); .ci/m32.sh runs it with g++ -m32"
 
@@ -106,8 +106,8 @@ TEST(ThirtyTwoBit, WrapRefusesWhatAViewRefuses) {
 }
 
 // The 64-bit counterparts: the same rules where int64_t and the address space meet.
-#define DLPACKPP_ONLY_ON_64_BIT()                                                         \
-  if (k32Bit)                                                                             \
+#define DLPACKPP_ONLY_ON_64_BIT() \
+  if (k32Bit)                     \
   GTEST_SKIP() << "DLPACKPP_TEST_SKIPPED: 64-bit case; the 32-bit ones cover this target"
 
 TEST(SixtyFourBit, ByteOffsetPastPtrdiffMax) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// to_versioned / to_legacy: chains keep the original deleter responsible; refusals leave input owned.
+// to_versioned / to_legacy: chains keep the original deleter responsible; refusals leave input
+// owned.
 #include <dlpackpp/dlpackpp.hpp>
 
 #include <gtest/gtest.h>
@@ -210,13 +211,12 @@ TEST_F(Conversions, ToLegacyRefusesReadOnlyAndLeavesTheInputOwning) {
 }
 
 TEST_F(Conversions, ToLegacyRefusesSubbytePaddedEvenWhenDroppingReadOnly) {
-  ManagedTensor in = versioned(flag::is_subbyte_type_padded | flag::read_only,
-                               DataType::float4_e2m1fn());
+  ManagedTensor in =
+      versioned(flag::is_subbyte_type_padded | flag::read_only, DataType::float4_e2m1fn());
   DLManagedTensorVersioned* p = in.get();
   for (const bool drop_read_only : {false, true}) {
-    expect_errc(drop_read_only ? Errc::invalid_flags : Errc::read_only, [&] {
-      static_cast<void>(dlpackpp::to_legacy(std::move(in), drop_read_only));
-    });
+    expect_errc(drop_read_only ? Errc::invalid_flags : Errc::read_only,
+                [&] { static_cast<void>(dlpackpp::to_legacy(std::move(in), drop_read_only)); });
     EXPECT_EQ(in.get(), p);
   }
   ManagedTensor padded_only = versioned(flag::is_subbyte_type_padded, DataType::float4_e2m1fn());
@@ -235,8 +235,8 @@ TEST_F(Conversions, ToVersionedChecksSubbytePaddedAgainstTheDtype) {
   });
   EXPECT_EQ(wide.get(), p);
 
-  ManagedTensor fp4 = dlpackpp::to_versioned(legacy(DataType::float4_e2m1fn()),
-                                             flag::is_subbyte_type_padded);
+  ManagedTensor fp4 =
+      dlpackpp::to_versioned(legacy(DataType::float4_e2m1fn()), flag::is_subbyte_type_padded);
   EXPECT_TRUE(fp4.is_subbyte_padded());
   EXPECT_EQ(fp4.nbytes(), 6);
   EXPECT_EQ(deletes, 0);

@@ -182,14 +182,41 @@ void expect_rejected(std::string_view text) {
 
 TEST(DataType, ParseRejectsAnythingElse) {
   const char* inputs[] = {
-      "",           "float",         "float128",       "int7",          "bfloat32",
-      "bool8",      "int32x1",       "int32x0",        "int32x01",      "int32x65536",
-      "float8_e4m3fn8", "Float32",   "complex32",      "x4",            "int32x",
-      "int32X4",    "int32x-4",      "int32x+4",       "int32x4x2",     "int 32",
-      "int032",     "int+32",        "uint",           "handle16",      "float8",
-      "float8_e4m3fnx1", "boolx",    "xint32",         " int32",        "int32 ",
-      "float32x4 ", "float4_e2m1fn_x2", "int32x99999999999999999999",
-      "dtype(code=2,bits=32,lanes=1)", "float32\n",
+      "",
+      "float",
+      "float128",
+      "int7",
+      "bfloat32",
+      "bool8",
+      "int32x1",
+      "int32x0",
+      "int32x01",
+      "int32x65536",
+      "float8_e4m3fn8",
+      "Float32",
+      "complex32",
+      "x4",
+      "int32x",
+      "int32X4",
+      "int32x-4",
+      "int32x+4",
+      "int32x4x2",
+      "int 32",
+      "int032",
+      "int+32",
+      "uint",
+      "handle16",
+      "float8",
+      "float8_e4m3fnx1",
+      "boolx",
+      "xint32",
+      " int32",
+      "int32 ",
+      "float32x4 ",
+      "float4_e2m1fn_x2",
+      "int32x99999999999999999999",
+      "dtype(code=2,bits=32,lanes=1)",
+      "float32\n",
   };
   for (const char* text : inputs) expect_rejected(text);
 }
@@ -223,8 +250,11 @@ TEST(DataType, StreamsItsName) {
 }
 
 TEST(DataType, IsSubbyteMeansUnderEightBits) {
-  const DataType narrow[] = {DataType::float4_e2m1fn(), DataType::float6_e2m3fn(),
-                             DataType::float6_e3m2fn(), DataType(0, 4), DataType(1, 4),
+  const DataType narrow[] = {DataType::float4_e2m1fn(),
+                             DataType::float6_e2m3fn(),
+                             DataType::float6_e3m2fn(),
+                             DataType(0, 4),
+                             DataType(1, 4),
                              with_lanes(DataType::float4_e2m1fn(), 2)};
   const DataType wide[] = {DataType::int8(), DataType::bool_(), DataType::float8_e4m3fn(),
                            DataType(2, 32, 4)};

@@ -100,9 +100,9 @@ TEST(Error, CopiesShareOneMessage) {
 
 TEST(Error, MakeErrorFormatsEveryKindOfPart) {
   const std::string field = "strides";
-  const Error e = dlpackpp::detail::make_error(
-      Errc::invalid_argument, field, '[', std::uint8_t{1}, "] is ", std::int64_t{-9},
-      std::string_view(", want "), UINT64_MAX, ' ', true);
+  const Error e = dlpackpp::detail::make_error(Errc::invalid_argument, field, '[', std::uint8_t{1},
+                                               "] is ", std::int64_t{-9},
+                                               std::string_view(", want "), UINT64_MAX, ' ', true);
   EXPECT_STREQ(e.what(), "dlpackpp: strides[1] is -9, want 18446744073709551615 true");
 }
 
@@ -221,7 +221,8 @@ TEST(ResultDeath, ContractViolationsAbortWithFileAndLine) {
   const Result<int> bad = Error(Errc::misaligned, "x");
   const Result<int> good = 1;
   const Result<void> fine;
-  EXPECT_DEATH(static_cast<void>(*bad), "(error|dlpackpp)\\.hpp:[0-9]+: dlpackpp contract violated");
+  EXPECT_DEATH(static_cast<void>(*bad),
+               "(error|dlpackpp)\\.hpp:[0-9]+: dlpackpp contract violated");
   EXPECT_DEATH(static_cast<void>(good.error()), "contract violated: Result::error\\(\\)");
   EXPECT_DEATH(static_cast<void>(fine.error()), "contract violated: Result<void>::error\\(\\)");
 }

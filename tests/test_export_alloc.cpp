@@ -63,10 +63,16 @@ std::size_t align_of(std::align_val_t a) { return static_cast<std::size_t>(a); }
 // Every replaceable form, so that no allocation slips past the count.
 void* operator new(std::size_t n) { return allocate_or_throw(n, kPlain); }
 void* operator new[](std::size_t n) { return allocate_or_throw(n, kPlain); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return raw_allocate(n, kPlain); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return raw_allocate(n, kPlain); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  return raw_allocate(n, kPlain);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  return raw_allocate(n, kPlain);
+}
 void* operator new(std::size_t n, std::align_val_t a) { return allocate_or_throw(n, align_of(a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return allocate_or_throw(n, align_of(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return allocate_or_throw(n, align_of(a));
+}
 void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
   return raw_allocate(n, align_of(a));
 }
@@ -109,10 +115,10 @@ bool replacements_in_effect() {
   counts = {};
   return counted;
 }
-#define DLPACKPP_SKIP_UNLESS_COUNTING()                                                         \
-  if (!replacements_in_effect())                                                                \
-  GTEST_SKIP() << "DLPACKPP_TEST_SKIPPED: this test's operator new never ran (an allocator "    \
-                  "interposer such as valgrind replaced it; with valgrind, pass "               \
+#define DLPACKPP_SKIP_UNLESS_COUNTING()                                                      \
+  if (!replacements_in_effect())                                                             \
+  GTEST_SKIP() << "DLPACKPP_TEST_SKIPPED: this test's operator new never ran (an allocator " \
+                  "interposer such as valgrind replaced it; with valgrind, pass "            \
                   "--soname-synonyms=somalloc=nouserintercepts), so allocations cannot be counted"
 
 // The window a case runs in: the case makes its buffer, calls mark() right before the

@@ -7,13 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
-#include <memory>
 #include <condition_variable>
 #include <cstdint>
-#include <string>
+#include <cstdlib>
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -136,8 +136,8 @@ TEST(ManagedStress, TensorsMadeOnOneThreadDieOnOthersExactlyOnce) {
           dlpackpp::to_versioned(LegacyManagedTensor::adopt(HandMade<DLManagedTensor>::make()))));
       hand_over.push(dlpackpp::from_vector(std::vector<float>(8, 1.0f), {2, 4}));
       hand_over.push(dlpackpp::allocate<LegacyManagedTensor>(DataType::int16(), {3, 3}));
-      hand_over.push(dlpackpp::wrap(wrapped, DataType::float32(), {4}, {}, Device::cpu(),
-                                    CountingOwner{}));
+      hand_over.push(
+          dlpackpp::wrap(wrapped, DataType::float32(), {4}, {}, Device::cpu(), CountingOwner{}));
     }
     hand_over.close();
   });
@@ -160,13 +160,18 @@ int from_env(const char* name, int fallback) {
 // What one ring cycle makes, by cycle number.
 AnyTensor make_tensor(int cycle, const std::shared_ptr<const float[]>& shared, float* wrapped) {
   switch (cycle % 6) {
-    case 0: return ManagedTensor::adopt(HandMade<DLManagedTensorVersioned>::make());
-    case 1: return LegacyManagedTensor::adopt(HandMade<DLManagedTensor>::make());
-    case 2: return dlpackpp::from_vector(std::vector<float>(8, static_cast<float>(cycle)), {2, 4});
-    case 3: return dlpackpp::allocate<LegacyManagedTensor>(DataType::int16(), {3, 3});
+    case 0:
+      return ManagedTensor::adopt(HandMade<DLManagedTensorVersioned>::make());
+    case 1:
+      return LegacyManagedTensor::adopt(HandMade<DLManagedTensor>::make());
+    case 2:
+      return dlpackpp::from_vector(std::vector<float>(8, static_cast<float>(cycle)), {2, 4});
+    case 3:
+      return dlpackpp::allocate<LegacyManagedTensor>(DataType::int16(), {3, 3});
     case 4:
       return dlpackpp::wrap(wrapped, DataType::float32(), {4}, {}, Device::cpu(), CountingOwner{});
-    default: return dlpackpp::from_shared_ptr(shared, 4, {4});  // a copy of a shared owner
+    default:
+      return dlpackpp::from_shared_ptr(shared, 4, {4});  // a copy of a shared owner
   }
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// BasicManagedTensor: the ownership matrix for both handle kinds, adoption checks, accessors, flags.
+// BasicManagedTensor: the ownership matrix for both handle kinds, adoption checks, accessors,
+// flags.
 #include <dlpackpp/dlpackpp.hpp>
 
 #include <gtest/gtest.h>
@@ -66,7 +67,8 @@ M* make_counted(int& deletes, const Layout& layout = {}) {
   for (std::int64_t extent : layout.shape) numel = extent <= 0 ? 0 : numel;
   for (std::size_t d = 0; d < layout.shape.size() && numel != 0; ++d) numel *= layout.shape[d];
   // Padded size is the larger one; one spare word keeps data non-NULL for empty tensors.
-  made->storage.assign(static_cast<std::size_t>(layout.dtype.storage_bytes(numel, true)) / 8 + 1, 0);
+  made->storage.assign(static_cast<std::size_t>(layout.dtype.storage_bytes(numel, true)) / 8 + 1,
+                       0);
   made->deletes = &deletes;
 
   M& m = made->managed;
@@ -303,9 +305,13 @@ const std::vector<Malformed>& malformed_tensors() {
         {"zero lanes", [](DLTensor& t) { t.dtype.lanes = 0; }, {}, Errc::unsupported_dtype},
         {"unknown code", [](DLTensor& t) { t.dtype.code = 200; }, {}, Errc::unsupported_dtype},
         {"float of 7 bits", [](DLTensor& t) { t.dtype.bits = 7; }, {}, Errc::unsupported_dtype},
-        {"negative device id", [](DLTensor& t) { t.device.device_id = -1; }, {},
+        {"negative device id",
+         [](DLTensor& t) { t.device.device_id = -1; },
+         {},
          Errc::unsupported_device},
-        {"element count overflow", [](DLTensor& t) { t.shape[0] = INT64_MAX; }, {},
+        {"element count overflow",
+         [](DLTensor& t) { t.shape[0] = INT64_MAX; },
+         {},
          Errc::size_overflow},
         {"NULL strides under 1.2 rules", [](DLTensor&) {}, strict, Errc::null_strides},
         {"misaligned data", [](DLTensor& t) { t.byte_offset = 4; }, aligned, Errc::misaligned},
@@ -336,7 +342,8 @@ TYPED_TEST(Ownership, EveryMalformedTensorIsReleasedOnceAndRejected) {
          return caught([&] { static_cast<void>(TypeParam::adopt(p, o)); });
        }},
       // The constructor has no options: only rows that need none apply.
-      {"constructor", [&](M* p, const ValidateOptions&) { return caught([&] { TypeParam t(p); }); }},
+      {"constructor",
+       [&](M* p, const ValidateOptions&) { return caught([&] { TypeParam t(p); }); }},
   };
   for (const Malformed& row : malformed_tensors()) {
     for (const auto& [how, attempt] : attempts) {

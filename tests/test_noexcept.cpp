@@ -109,7 +109,6 @@ TEST(NoExceptionsDeath, ResultValueOnAnErrorGoesToTheHandler) {
   EXPECT_EXIT(failed.value(), testing::KilledBySignal(SIGABRT), "dlpackpp: data is NULL");
 }
 
-
 // The whole consumer and producer API through its non-throwing twins, without exceptions.
 TEST(NoExceptions, EveryEntryPointHasAResultTwin) {
   auto exported = dlpackpp::try_from_vector(std::vector<float>(6, 1.0f), {2, 3});

@@ -101,7 +101,9 @@ TYPED_TEST(Producers, FromVectorRefusesAShapeOfAnotherSizeAndKeepsTheVector) {
     auto r = dlpackpp::try_from_vector<TypeParam>(std::move(values), shape);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), code);
-    expect_errc(code, [&] { static_cast<void>(dlpackpp::from_vector<TypeParam>(std::move(values), shape)); });
+    expect_errc(code, [&] {
+      static_cast<void>(dlpackpp::from_vector<TypeParam>(std::move(values), shape));
+    });
     EXPECT_EQ(values.size(), 6u);
     EXPECT_EQ(values.data(), buffer);
   }
@@ -109,7 +111,8 @@ TYPED_TEST(Producers, FromVectorRefusesAShapeOfAnotherSizeAndKeepsTheVector) {
 
 TYPED_TEST(Producers, FromUniquePtrRunsItsDeleterOnceWhenTheConsumerIsDone) {
   int deletes = 0;
-  std::unique_ptr<float[], CountingArrayDelete> owned(new float[6]{}, CountingArrayDelete{&deletes});
+  std::unique_ptr<float[], CountingArrayDelete> owned(new float[6]{},
+                                                      CountingArrayDelete{&deletes});
   const float* buffer = owned.get();
   TypeParam t = dlpackpp::from_unique_ptr<TypeParam>(std::move(owned), {3, 2});
   EXPECT_EQ(owned.get(), nullptr);
@@ -124,11 +127,13 @@ TYPED_TEST(Producers, FromUniquePtrFailureLeavesThePointerWithTheCaller) {
   int deletes = 0;
   {
     std::unique_ptr<float[], CountingArrayDelete> owned(nullptr, CountingArrayDelete{&deletes});
-    expect_errc(Errc::null_data,
-                [&] { static_cast<void>(dlpackpp::from_unique_ptr<TypeParam>(std::move(owned), {2})); });
+    expect_errc(Errc::null_data, [&] {
+      static_cast<void>(dlpackpp::from_unique_ptr<TypeParam>(std::move(owned), {2}));
+    });
     owned.reset(new float[2]{});
-    expect_errc(Errc::negative_shape,
-                [&] { static_cast<void>(dlpackpp::from_unique_ptr<TypeParam>(std::move(owned), {-2})); });
+    expect_errc(Errc::negative_shape, [&] {
+      static_cast<void>(dlpackpp::from_unique_ptr<TypeParam>(std::move(owned), {-2}));
+    });
     EXPECT_NE(owned.get(), nullptr);
     EXPECT_EQ(deletes, 0);
   }
@@ -206,15 +211,31 @@ TYPED_TEST(Producers, WrapThatFailsValidationLeavesTheOwnerWithTheCaller) {
     const DataType f32 = DataType::float32();
     const DataType unknown(200, 32);
     const std::pair<const char*, std::function<Errc()>> failures[] = {
-        {"negative shape", [&] { return attempt(buffer, f32, {2, -3}, {}); }},
-        {"NULL data", [&] { return attempt(nullptr, f32, {2, 3}, {}); }},
-        {"strides of another rank", [&] { return attempt(buffer, f32, {2, 3}, {1}); }},
-        {"unknown dtype", [&] { return attempt(buffer, unknown, {2, 3}, {}); }},
-        {"throwing wrap", [&] { return attempt_throwing(buffer, f32, {2, -3}, {}); }},
+        {"negative shape",
+         [&] {
+           return attempt(buffer, f32, {2, -3}, {});
+         }},
+        {"NULL data",
+         [&] {
+           return attempt(nullptr, f32, {2, 3}, {});
+         }},
+        {"strides of another rank",
+         [&] {
+           return attempt(buffer, f32, {2, 3}, {1});
+         }},
+        {"unknown dtype",
+         [&] {
+           return attempt(buffer, unknown, {2, 3}, {});
+         }},
+        {"throwing wrap",
+         [&] {
+           return attempt_throwing(buffer, f32, {2, -3}, {});
+         }},
     };
     const Errc expected[] = {Errc::negative_shape, Errc::null_data, Errc::invalid_argument,
                              Errc::unsupported_dtype, Errc::negative_shape};
-    static_assert(sizeof(expected) / sizeof(expected[0]) == sizeof(failures) / sizeof(failures[0]), "");
+    static_assert(sizeof(expected) / sizeof(expected[0]) == sizeof(failures) / sizeof(failures[0]),
+                  "");
     for (std::size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); ++i) {
       SCOPED_TRACE(failures[i].first);
       EXPECT_EQ(failures[i].second(), expected[i]);
@@ -229,8 +250,8 @@ TYPED_TEST(Producers, WrapCopiesShapeAndStridesIntoTheExport) {
   float buffer[12] = {};
   std::vector<std::int64_t> shape{3, 2};
   std::vector<std::int64_t> strides{1, 6};  // a strided, column-major view
-  TypeParam t = dlpackpp::wrap<TypeParam>(buffer, DataType::float32(), shape, strides,
-                                          Device::cuda(1), 0);
+  TypeParam t =
+      dlpackpp::wrap<TypeParam>(buffer, DataType::float32(), shape, strides, Device::cuda(1), 0);
   shape.assign({9, 9});
   strides.assign({9, 9});
   EXPECT_EQ(t.shape(), (IntSpan{3, 2}));
@@ -289,8 +310,9 @@ TYPED_TEST(Producers, AllocateMakesOnlyHostMemory) {
     auto r = dlpackpp::try_allocate<TypeParam>(DataType::float32(), {4}, device);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), Errc::unsupported_device);
-    expect_errc(Errc::unsupported_device,
-                [&] { static_cast<void>(dlpackpp::allocate<TypeParam>(DataType::float32(), {4}, device)); });
+    expect_errc(Errc::unsupported_device, [&] {
+      static_cast<void>(dlpackpp::allocate<TypeParam>(DataType::float32(), {4}, device));
+    });
   }
 }
 
@@ -319,9 +341,11 @@ TYPED_TEST(Producers, ZeroSizeAndZeroDimTensorsRoundTripThroughRelease) {
        [](IntSpan s) {
          std::int64_t n = 1;
          for (std::int64_t e : s) n *= e;
-         return dlpackpp::from_vector<TypeParam>(std::vector<float>(static_cast<std::size_t>(n)), s);
+         return dlpackpp::from_vector<TypeParam>(std::vector<float>(static_cast<std::size_t>(n)),
+                                                 s);
        }},
-      {"wrap NULL data", [](IntSpan s) {
+      {"wrap NULL data",
+       [](IntSpan s) {
          return dlpackpp::wrap<TypeParam>(nullptr, DataType::float32(), s, {}, Device::cpu(), 0);
        }},
   };
@@ -354,9 +378,14 @@ TEST(VersionedProducers, EveryExportCarriesTheHeadersVersion) {
   const std::pair<const char*, std::function<ManagedTensor()>> producers[] = {
       {"from_vector", [] { return dlpackpp::from_vector(std::vector<double>(2), {2}); }},
       {"from_unique_ptr",
-       [] { return dlpackpp::from_unique_ptr(std::unique_ptr<std::int64_t[]>(new std::int64_t[2]), {2}); }},
-      {"from_shared_ptr", [] { return dlpackpp::from_shared_ptr(std::make_shared<std::uint8_t>(), {}); }},
-      {"wrap", [&] { return dlpackpp::wrap(buffer, DataType::float32(), {2}, {}, Device::cpu(), 0); }},
+       [] {
+         return dlpackpp::from_unique_ptr(std::unique_ptr<std::int64_t[]>(new std::int64_t[2]),
+                                          {2});
+       }},
+      {"from_shared_ptr",
+       [] { return dlpackpp::from_shared_ptr(std::make_shared<std::uint8_t>(), {}); }},
+      {"wrap",
+       [&] { return dlpackpp::wrap(buffer, DataType::float32(), {2}, {}, Device::cpu(), 0); }},
       {"allocate", [] { return dlpackpp::allocate(DataType::bfloat16(), {2}); }},
   };
   for (const auto& [name, make] : producers) {
@@ -440,7 +469,6 @@ TEST(LegacyProducers, RefuseFlagsAndKeepTheOwner) {
 // A const element type exported as LegacyManagedTensor is a compile error: see
 // tests/compile_fail/legacy_const_export.cpp.
 
-
 TEST(SmartPointerExports, OneObjectExportsAtMostOneElement) {
   // A shared_ptr<T>/unique_ptr<T> owns one element: a larger shape would read past it.
   auto one = std::make_shared<float>(1.0f);
@@ -469,16 +497,16 @@ TEST(SmartPointerExports, CountedArrayFormsCheckTheShape) {
   EXPECT_EQ((u.view().accessor<const double, 2>()(1, 1)), 0.0);
 }
 
-
 TEST(WrapExport, CarriesAByteOffsetAndAllocateCarriesFlags) {
   std::vector<float> values{9, 1, 2, 3, 4};
-  auto t = dlpackpp::wrap(values.data(), DataType::float32(), {2, 2}, {}, Device::cpu(),
-                          [] {}, 0, sizeof(float));
+  auto t = dlpackpp::wrap(
+      values.data(), DataType::float32(), {2, 2}, {}, Device::cpu(), [] {}, 0, sizeof(float));
   EXPECT_EQ(t.byte_offset(), sizeof(float));
   EXPECT_EQ((t.accessor<const float, 2>()(0, 0)), 1.0f);
   EXPECT_EQ((t.accessor<const float, 2>()(1, 1)), 4.0f);
-  auto bad = dlpackpp::try_wrap(values.data(), DataType::float32(), {2}, {}, Device::cpu(), [] {},
-                                0, static_cast<std::uint64_t>(PTRDIFF_MAX) + 1);
+  auto bad = dlpackpp::try_wrap(
+      values.data(), DataType::float32(), {2}, {}, Device::cpu(), [] {}, 0,
+      static_cast<std::uint64_t>(PTRDIFF_MAX) + 1);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code(), Errc::offset_overflow);
 

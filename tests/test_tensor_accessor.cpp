@@ -56,10 +56,14 @@ enum class Layout { c_contiguous, fortran, negative, byte_offset };
 
 const char* layout_name(Layout layout) {
   switch (layout) {
-    case Layout::c_contiguous: return "c_contiguous";
-    case Layout::fortran: return "fortran";
-    case Layout::negative: return "negative";
-    case Layout::byte_offset: return "byte_offset";
+    case Layout::c_contiguous:
+      return "c_contiguous";
+    case Layout::fortran:
+      return "fortran";
+    case Layout::negative:
+      return "negative";
+    case Layout::byte_offset:
+      return "byte_offset";
   }
   return "?";
 }

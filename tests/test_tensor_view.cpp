@@ -171,15 +171,24 @@ enum class Layout {
 
 const char* layout_name(Layout layout) {
   switch (layout) {
-    case Layout::c_contiguous: return "c_contiguous";
-    case Layout::fortran: return "fortran";
-    case Layout::permuted: return "permuted";
-    case Layout::sliced: return "sliced";
-    case Layout::negative: return "negative";
-    case Layout::zero_size: return "zero_size";
-    case Layout::size_one_odd_strides: return "size_one_odd_strides";
-    case Layout::byte_offset: return "byte_offset";
-    case Layout::null_strides: return "null_strides";
+    case Layout::c_contiguous:
+      return "c_contiguous";
+    case Layout::fortran:
+      return "fortran";
+    case Layout::permuted:
+      return "permuted";
+    case Layout::sliced:
+      return "sliced";
+    case Layout::negative:
+      return "negative";
+    case Layout::zero_size:
+      return "zero_size";
+    case Layout::size_one_odd_strides:
+      return "size_one_odd_strides";
+    case Layout::byte_offset:
+      return "byte_offset";
+    case Layout::null_strides:
+      return "null_strides";
   }
   return "?";
 }
@@ -214,8 +223,11 @@ Producer make_producer(Layout layout, int ndim) {
   p.strides = row_major(p.shape);
   const std::size_t n = p.shape.size();
   switch (layout) {
-    case Layout::c_contiguous: break;
-    case Layout::fortran: p.strides = column_major(p.shape); break;
+    case Layout::c_contiguous:
+      break;
+    case Layout::fortran:
+      p.strides = column_major(p.shape);
+      break;
     case Layout::permuted:  // a transpose for ndim 2, a rotation of the axes beyond
       std::rotate(p.shape.begin(), p.shape.begin() + (n > 0 ? 1 : 0), p.shape.end());
       std::rotate(p.strides.begin(), p.strides.begin() + (n > 0 ? 1 : 0), p.strides.end());
@@ -243,7 +255,9 @@ Producer make_producer(Layout layout, int ndim) {
       for (std::size_t d = 0; d < n; d += 2) p.strides[d] = odd[(d / 2) % 5];
       break;
     }
-    case Layout::byte_offset: p.offset_elements = 3; break;
+    case Layout::byte_offset:
+      p.offset_elements = 3;
+      break;
     case Layout::null_strides:
       p.strides.clear();
       p.null_strides = true;
@@ -635,8 +649,8 @@ TEST(TensorView, Streams) {
   std::vector<std::int64_t> wide(10);
   Ints one{4};
   Ints two{2};
-  const TensorView w = TensorView::unchecked(make_tensor(wide.data(), DataType::int64(), one, &two, 16, Device::cuda(1)),
-                     flag::read_only);
+  const TensorView w = TensorView::unchecked(
+      make_tensor(wide.data(), DataType::int64(), one, &two, 16, Device::cuda(1)), flag::read_only);
   EXPECT_EQ(w.to_string(), "int64[4] strides [2] cuda:1 byte_offset 16 read_only");
 }
 
@@ -714,7 +728,6 @@ TEST(TensorView, RawPartsOutliveTheirBracedLists) {
   EXPECT_EQ(big_copy.stride(5), 12);
   EXPECT_TRUE(big_copy.is_contiguous());
 }
-
 
 // ---- Lifetimes: what a temporary view hands out never dangles (ASan would report it). ----
 

@@ -84,8 +84,7 @@ TEST(VersionMismatch, TheMessageNamesBothVersions) {
   auto r = ManagedTensor::try_adopt(make_foreign(kMajor + 1, 7, deletes));
   ASSERT_FALSE(r);
   const std::string what = r.error().what();
-  EXPECT_NE(what.find("version.major is " + std::to_string(kMajor + 1)), std::string::npos)
-      << what;
+  EXPECT_NE(what.find("version.major is " + std::to_string(kMajor + 1)), std::string::npos) << what;
   EXPECT_NE(what.find(std::to_string(kMajor + 1) + ".7"), std::string::npos) << what;
   EXPECT_EQ(deletes, 1);
 }

@@ -148,10 +148,9 @@ template <int N>
 struct NoOwner {};
 
 [[gnu::noinline]] void cpp_export_release(Fixture& f) {
-  DLManagedTensorVersioned* t =
-      dlpackpp::wrap(f.data.data(), dlpackpp::DataType::float32(), f.shape, {},
-                     dlpackpp::Device::cpu(), NoOwner{})
-          .release();
+  DLManagedTensorVersioned* t = dlpackpp::wrap(f.data.data(), dlpackpp::DataType::float32(),
+                                               f.shape, {}, dlpackpp::Device::cpu(), NoOwner{})
+                                    .release();
   keep(t);
   t->deleter(t);
 }
@@ -170,7 +169,8 @@ struct NoOwner {};
     for (std::int64_t i = 0; i < n[0]; ++i)
       for (std::int64_t j = 0; j < n[1]; ++j)
         for (std::int64_t k = 0; k < n[2]; ++k)
-          for (std::int64_t l = 0; l < n[3]; ++l) s += p[i * st[0] + j * st[1] + k * st[2] + l * st[3]];
+          for (std::int64_t l = 0; l < n[3]; ++l)
+            s += p[i * st[0] + j * st[1] + k * st[2] + l * st[3]];
   }
   keep(s);
 }
@@ -260,20 +260,20 @@ int main() {
     const char* name;
     Case run;
   } cases[] = {
-      {"noop", noop},
-      {"c_consume", c_consume},
-      {"cpp_consume", cpp_consume},
-      {"cpp_consume_try", cpp_consume_try},
-      {"cpp_consume_unchecked", cpp_consume_unchecked},
-      {"c_consume_null_strides", c_consume_null_strides},
-      {"cpp_consume_null_strides", cpp_consume_null_strides},
-      {"c_export_release", c_export_release},
-      {"cpp_export_release", cpp_export_release},
-      {"c_loop", c_loop},
-      {"cpp_loop", cpp_loop},
+    {"noop", noop},
+    {"c_consume", c_consume},
+    {"cpp_consume", cpp_consume},
+    {"cpp_consume_try", cpp_consume_try},
+    {"cpp_consume_unchecked", cpp_consume_unchecked},
+    {"c_consume_null_strides", c_consume_null_strides},
+    {"cpp_consume_null_strides", cpp_consume_null_strides},
+    {"c_export_release", c_export_release},
+    {"cpp_export_release", cpp_export_release},
+    {"c_loop", c_loop},
+    {"cpp_loop", cpp_loop},
 #if DLPACKPP_ICOUNT_TORCH
-      {"torch_consume_null_strides", torch_consume_null_strides},
-      {"torch_export", torch_export},
+    {"torch_consume_null_strides", torch_consume_null_strides},
+    {"torch_export", torch_export},
 #endif
   };
   const int ranks[] = {1, 4, 8};
@@ -286,15 +286,17 @@ int main() {
     if (rank == 1) g_rank1 = view.accessor<const float, 1>();
     if (rank == 4) g_rank4 = view.accessor<const float, 4>();
     for (const auto& c : cases) measure(c.name, c.run, f);
-    const Case accessor = rank == 1 ? cpp_adopt_accessor<1> : rank == 4 ? cpp_adopt_accessor<4>
-                                                                          : cpp_adopt_accessor<8>;
+    const Case accessor = rank == 1   ? cpp_adopt_accessor<1>
+                          : rank == 4 ? cpp_adopt_accessor<4>
+                                      : cpp_adopt_accessor<8>;
     measure("cpp_adopt_accessor", accessor, f);
   }
 
   const char* out = std::getenv("DLPACKPP_ICOUNT_OUT");
   if (!RUNNING_ON_VALGRIND || out == nullptr) {
-    std::printf("Not under callgrind: run `cmake --build --preset bench --target icount`.\n"
-                "Heap allocations per call:\n");
+    std::printf(
+        "Not under callgrind: run `cmake --build --preset bench --target icount`.\n"
+        "Heap allocations per call:\n");
     for (const Measured& m : g_dumps) {
       std::printf("  %-26s ndim %d: %.2f\n", m.name.c_str(), m.ndim,
                   static_cast<double>(m.allocations) / kReps);
@@ -305,7 +307,8 @@ int main() {
   // Dump k (1-based) holds case k's instructions; subtract the empty call's.
   std::vector<double> per_call(g_dumps.size());
   for (std::size_t i = 0; i < g_dumps.size(); ++i) {
-    per_call[i] = static_cast<double>(totals_of(std::string(out) + "." + std::to_string(i + 1))) / kReps;
+    per_call[i] =
+        static_cast<double>(totals_of(std::string(out) + "." + std::to_string(i + 1))) / kReps;
   }
   const auto find = [&](const char* name, int ndim) {
     double noop_cost = 0;
@@ -321,17 +324,18 @@ int main() {
     return std::make_pair(-1.0, -1.0);
   };
   const Row rows[] = {
-      {"consume versioned: adopt, view, require, read facts", "c_consume", "cpp_consume"},
-      {"  the same through try_adopt / try_require_*", "c_consume", "cpp_consume_try"},
-      {"  the same through adopt_unchecked", "c_consume", "cpp_consume_unchecked"},
-      {"consume legacy, NULL strides (normalized)", "c_consume_null_strides", "cpp_consume_null_strides"},
-      {"adopt + accessor<const float, N>", "c_consume", "cpp_adopt_accessor"},
-      {"export (wrap, no-op owner) + deleter", "c_export_release", "cpp_export_release"},
-      {"element loop, 256 floats, runtime strides (ndim 1, 4)", "c_loop", "cpp_loop"},
+    {"consume versioned: adopt, view, require, read facts", "c_consume", "cpp_consume"},
+    {"  the same through try_adopt / try_require_*", "c_consume", "cpp_consume_try"},
+    {"  the same through adopt_unchecked", "c_consume", "cpp_consume_unchecked"},
+    {"consume legacy, NULL strides (normalized)", "c_consume_null_strides",
+     "cpp_consume_null_strides"},
+    {"adopt + accessor<const float, N>", "c_consume", "cpp_adopt_accessor"},
+    {"export (wrap, no-op owner) + deleter", "c_export_release", "cpp_export_release"},
+    {"element loop, 256 floats, runtime strides (ndim 1, 4)", "c_loop", "cpp_loop"},
 #if DLPACKPP_ICOUNT_TORCH
-      {"libtorch 1.13 at::fromDLPack (legacy, NULL strides)", "c_consume_null_strides",
-       "torch_consume_null_strides"},
-      {"libtorch 1.13 at::toDLPack + deleter", "c_export_release", "torch_export"},
+    {"libtorch 1.13 at::fromDLPack (legacy, NULL strides)", "c_consume_null_strides",
+     "torch_consume_null_strides"},
+    {"libtorch 1.13 at::toDLPack + deleter", "c_export_release", "torch_export"},
 #endif
   };
   std::printf("| case | ndim | C instr. | dlpackpp instr. | ratio | dlpackpp allocs |\n");

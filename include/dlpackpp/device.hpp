@@ -18,31 +18,30 @@ DLPACKPP_BEGIN_NAMESPACE
 /// Numeric DLDeviceType codes. Kept here, not taken from enumerators, so that device kinds an
 /// older dlpack.h does not declare still have their names and makers.
 namespace device_code {
-inline constexpr std::int32_t cpu = 1;           ///< kDLCPU
-inline constexpr std::int32_t cuda = 2;          ///< kDLCUDA
-inline constexpr std::int32_t cuda_host = 3;     ///< kDLCUDAHost
-inline constexpr std::int32_t opencl = 4;        ///< kDLOpenCL
-inline constexpr std::int32_t vulkan = 7;        ///< kDLVulkan
-inline constexpr std::int32_t metal = 8;         ///< kDLMetal
-inline constexpr std::int32_t vpi = 9;           ///< kDLVPI
-inline constexpr std::int32_t rocm = 10;         ///< kDLROCM
-inline constexpr std::int32_t rocm_host = 11;    ///< kDLROCMHost
-inline constexpr std::int32_t ext_dev = 12;      ///< kDLExtDev
-inline constexpr std::int32_t cuda_managed = 13; ///< kDLCUDAManaged
-inline constexpr std::int32_t oneapi = 14;       ///< kDLOneAPI
-inline constexpr std::int32_t webgpu = 15;       ///< kDLWebGPU
-inline constexpr std::int32_t hexagon = 16;      ///< kDLHexagon
-inline constexpr std::int32_t maia = 17;         ///< kDLMAIA
-inline constexpr std::int32_t trn = 18;          ///< kDLTrn
+inline constexpr std::int32_t cpu = 1;            ///< kDLCPU
+inline constexpr std::int32_t cuda = 2;           ///< kDLCUDA
+inline constexpr std::int32_t cuda_host = 3;      ///< kDLCUDAHost
+inline constexpr std::int32_t opencl = 4;         ///< kDLOpenCL
+inline constexpr std::int32_t vulkan = 7;         ///< kDLVulkan
+inline constexpr std::int32_t metal = 8;          ///< kDLMetal
+inline constexpr std::int32_t vpi = 9;            ///< kDLVPI
+inline constexpr std::int32_t rocm = 10;          ///< kDLROCM
+inline constexpr std::int32_t rocm_host = 11;     ///< kDLROCMHost
+inline constexpr std::int32_t ext_dev = 12;       ///< kDLExtDev
+inline constexpr std::int32_t cuda_managed = 13;  ///< kDLCUDAManaged
+inline constexpr std::int32_t oneapi = 14;        ///< kDLOneAPI
+inline constexpr std::int32_t webgpu = 15;        ///< kDLWebGPU
+inline constexpr std::int32_t hexagon = 16;       ///< kDLHexagon
+inline constexpr std::int32_t maia = 17;          ///< kDLMAIA
+inline constexpr std::int32_t trn = 18;           ///< kDLTrn
 }  // namespace device_code
 
 namespace detail {
 // Index = device code; nullptr marks codes DLPack leaves unassigned.
 inline constexpr const char* device_names[] = {
-    nullptr,     "cpu",   "cuda",      "cuda_host", "opencl",  nullptr,
-    nullptr,     "vulkan", "metal",    "vpi",       "rocm",    "rocm_host",
-    "ext_dev",   "cuda_managed", "oneapi", "webgpu", "hexagon", "maia",
-    "trn"};
+    nullptr,  "cpu",    "cuda",    "cuda_host", "opencl",    nullptr,   nullptr,
+    "vulkan", "metal",  "vpi",     "rocm",      "rocm_host", "ext_dev", "cuda_managed",
+    "oneapi", "webgpu", "hexagon", "maia",      "trn"};
 inline constexpr std::int32_t device_code_count =
     static_cast<std::int32_t>(sizeof(device_names) / sizeof(device_names[0]));
 
@@ -70,7 +69,8 @@ constexpr RawDevice raw_device(const DLDevice& d) noexcept {
 #ifdef DLPACKPP_DETAIL_HAS_BIT_CAST
   return __builtin_bit_cast(RawDevice, d);
 #else
-  return RawDevice{static_cast<std::int32_t>(d.device_type), static_cast<std::int32_t>(d.device_id)};
+  return RawDevice{static_cast<std::int32_t>(d.device_type),
+                   static_cast<std::int32_t>(d.device_id)};
 #endif
 }
 constexpr DLDevice dl_device(RawDevice r) noexcept {
@@ -115,7 +115,9 @@ class Device {
   /// Host memory.
   static constexpr Device cpu() noexcept { return from_code(device_code::cpu, 0); }
   /// A CUDA GPU.
-  static constexpr Device cuda(std::int32_t id = 0) noexcept { return from_code(device_code::cuda, id); }
+  static constexpr Device cuda(std::int32_t id = 0) noexcept {
+    return from_code(device_code::cuda, id);
+  }
   /// Page-locked host memory from cudaMallocHost.
   static constexpr Device cuda_host() noexcept { return from_code(device_code::cuda_host, 0); }
   /// CUDA managed (unified) memory.
@@ -123,29 +125,51 @@ class Device {
     return from_code(device_code::cuda_managed, id);
   }
   /// An AMD GPU through ROCm/HIP.
-  static constexpr Device rocm(std::int32_t id = 0) noexcept { return from_code(device_code::rocm, id); }
+  static constexpr Device rocm(std::int32_t id = 0) noexcept {
+    return from_code(device_code::rocm, id);
+  }
   /// Page-locked host memory from hipMallocHost.
   static constexpr Device rocm_host() noexcept { return from_code(device_code::rocm_host, 0); }
   /// An OpenCL device.
-  static constexpr Device opencl(std::int32_t id = 0) noexcept { return from_code(device_code::opencl, id); }
+  static constexpr Device opencl(std::int32_t id = 0) noexcept {
+    return from_code(device_code::opencl, id);
+  }
   /// A Vulkan device.
-  static constexpr Device vulkan(std::int32_t id = 0) noexcept { return from_code(device_code::vulkan, id); }
+  static constexpr Device vulkan(std::int32_t id = 0) noexcept {
+    return from_code(device_code::vulkan, id);
+  }
   /// An Apple Metal GPU.
-  static constexpr Device metal(std::int32_t id = 0) noexcept { return from_code(device_code::metal, id); }
+  static constexpr Device metal(std::int32_t id = 0) noexcept {
+    return from_code(device_code::metal, id);
+  }
   /// oneAPI unified shared memory.
-  static constexpr Device oneapi(std::int32_t id = 0) noexcept { return from_code(device_code::oneapi, id); }
+  static constexpr Device oneapi(std::int32_t id = 0) noexcept {
+    return from_code(device_code::oneapi, id);
+  }
   /// A WebGPU device.
-  static constexpr Device webgpu(std::int32_t id = 0) noexcept { return from_code(device_code::webgpu, id); }
+  static constexpr Device webgpu(std::int32_t id = 0) noexcept {
+    return from_code(device_code::webgpu, id);
+  }
   /// A Qualcomm Hexagon DSP.
-  static constexpr Device hexagon(std::int32_t id = 0) noexcept { return from_code(device_code::hexagon, id); }
+  static constexpr Device hexagon(std::int32_t id = 0) noexcept {
+    return from_code(device_code::hexagon, id);
+  }
   /// A Microsoft MAIA accelerator.
-  static constexpr Device maia(std::int32_t id = 0) noexcept { return from_code(device_code::maia, id); }
+  static constexpr Device maia(std::int32_t id = 0) noexcept {
+    return from_code(device_code::maia, id);
+  }
   /// An AWS Trainium accelerator.
-  static constexpr Device trn(std::int32_t id = 0) noexcept { return from_code(device_code::trn, id); }
+  static constexpr Device trn(std::int32_t id = 0) noexcept {
+    return from_code(device_code::trn, id);
+  }
   /// The reserved extension device.
-  static constexpr Device ext_dev(std::int32_t id = 0) noexcept { return from_code(device_code::ext_dev, id); }
+  static constexpr Device ext_dev(std::int32_t id = 0) noexcept {
+    return from_code(device_code::ext_dev, id);
+  }
   /// A Verilog simulator buffer.
-  static constexpr Device vpi(std::int32_t id = 0) noexcept { return from_code(device_code::vpi, id); }
+  static constexpr Device vpi(std::int32_t id = 0) noexcept {
+    return from_code(device_code::vpi, id);
+  }
 
   /// The device type as the header's enum; only for types that header declares (a DLPack 0.6
   /// enum cannot hold trn, say). type_code() works for all.
@@ -180,7 +204,6 @@ class Device {
     s << ':' << id_;
     return s.take();
   }
-
 
   /// Inverse of to_string(); a bare name means id 0. Fails with Errc::invalid_argument.
   static Result<Device> try_parse(std::string_view text) {

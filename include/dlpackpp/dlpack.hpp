@@ -51,7 +51,8 @@
 #define DLPACKPP_DLPACK_MAJOR 0
 #define DLPACKPP_DLPACK_MINOR (DLPACK_VERSION / 10)
 #else
-#error "dlpackpp: cannot tell the version of this dlpack.h (no DLPACK_MAJOR_VERSION or DLPACK_VERSION)"
+#error \
+    "dlpackpp: cannot tell the version of this dlpack.h (no DLPACK_MAJOR_VERSION or DLPACK_VERSION)"
 #endif
 #endif
 

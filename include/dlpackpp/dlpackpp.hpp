@@ -3,6 +3,8 @@
 /// Umbrella header: all of dlpackpp except the opt-in Python helpers (<dlpackpp/python.hpp>).
 #pragma once
 
+// The umbrella lists its parts in the order they build on each other.
+// clang-format off
 #include "dlpackpp/version.hpp"  // DLPACKPP_VERSION_*
 #include "dlpackpp/dlpack.hpp"   // the dlpack.h in force and DLPACKPP_HAS_* feature macros
 #include "dlpackpp/error.hpp"    // Errc, Error, Result<T>, set_error_handler
@@ -16,3 +18,4 @@
 #include "dlpackpp/managed_tensor.hpp"   // ManagedTensor, LegacyManagedTensor, to_versioned, to_legacy
 #include "dlpackpp/producers.hpp"        // from_vector, from_unique_ptr, from_shared_ptr, wrap, allocate
 #include "dlpackpp/exchange_api.hpp"     // find_exchange_api, view_from_object, make_exchange_api<Impl>
+// clang-format on

@@ -55,7 +55,8 @@ struct ExportBlock {
   M managed;  // left uninitialized here: make_export() writes every field
   Owner owner;
 
-  template <class O>
+  // Constrained so it never stands in for the (unused) copy and move constructors.
+  template <class O, class = std::enable_if_t<!std::is_same<std::decay_t<O>, ExportBlock>::value>>
   explicit ExportBlock(O&& o) : owner(std::forward<O>(o)) {}
 
   static constexpr std::size_t alignment = alignof(ExportBlock) > alignof(std::int64_t)
@@ -202,8 +203,8 @@ struct AlignedBuffer {
 
 /// An element count as make_export's capacity (counts past int64 cap no shape anyway).
 constexpr std::int64_t clamp_count(std::size_t count) noexcept {
-  return count > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX
-                                                       : static_cast<std::int64_t>(count);
+  const std::uint64_t wide = count;  // a variable: no "always false" warning at 32 bits
+  return wide > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(wide);
 }
 
 /// READ_ONLY for a const element type, which only a versioned tensor can say.
@@ -345,8 +346,14 @@ Result<Handle> try_allocate(DataType dtype, IntSpan shape, Device device = Devic
   }
   const Result<std::int64_t> numel = detail::try_numel(shape);
   if (!numel) return numel.error();
-  const Result<std::int64_t> bytes = dtype.try_storage_bytes(*numel);
+  // Padded sub-byte elements take a byte each: the buffer must hold what the export claims.
+  const bool padded = (flags & flag::is_subbyte_type_padded) != 0;
+  const Result<std::int64_t> bytes = dtype.try_storage_bytes(*numel, padded);
   if (!bytes) return bytes.error();
+  if (!detail::fits_size_t(*bytes)) {
+    return detail::make_error(Errc::size_overflow, "allocate needs ", *bytes,
+                              " bytes, more than size_t holds");
+  }
   detail::AlignedBuffer buffer(static_cast<std::size_t>(*bytes));
   std::memset(buffer.ptr, 0, static_cast<std::size_t>(*bytes));
   void* data = *numel == 0 ? nullptr : buffer.ptr;

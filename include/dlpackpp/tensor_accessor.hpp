@@ -6,8 +6,8 @@
 #include "dlpackpp/detail/config.hpp"
 
 #include <cstddef>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <type_traits>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -28,7 +28,8 @@ DLPACKPP_HOST_DEVICE inline void index_out_of_range(int dim, std::int64_t i,
   static_cast<void>(dim), static_cast<void>(i), static_cast<void>(size);
   __builtin_trap();
 #else
-  std::fprintf(stderr, "dlpackpp: TensorAccessor index %lld out of range [0, %lld) in dimension %d\n",
+  std::fprintf(stderr,
+               "dlpackpp: TensorAccessor index %lld out of range [0, %lld) in dimension %d\n",
                static_cast<long long>(i), static_cast<long long>(size), dim);
   assert_fail(__FILE__, __LINE__, "TensorAccessor index out of range");
 #endif
@@ -67,7 +68,8 @@ class AccessorSlice {
   }
 
   /// Drops the leading dimension.
-  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
+  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](
+      std::int64_t i) const noexcept {
     check_index(first_dim_, i, layout_.sizes[0]);
     if constexpr (N == 1) {
       return data_[i * layout_.strides[0]];
@@ -77,9 +79,13 @@ class AccessorSlice {
     }
   }
   /// Extent of dimension d of this slice.
-  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept { return layout_.sizes[d]; }
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept {
+    return layout_.sizes[d];
+  }
   /// Stride (elements) of dimension d of this slice.
-  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept { return layout_.strides[d]; }
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept {
+    return layout_.strides[d];
+  }
   /// The slice's first element.
   DLPACKPP_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
 
@@ -135,7 +141,8 @@ class TensorAccessor {
 
   /// Index the leading dimension: an element for N == 1, a rank N-1 slice otherwise.
   template <int M = N, std::enable_if_t<(M >= 1), int> = 0>
-  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
+  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](
+      std::int64_t i) const noexcept {
     return detail::AccessorSlice<T, N>(data_, sizes_, strides_, 0)[i];
   }
 

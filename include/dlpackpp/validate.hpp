@@ -163,6 +163,10 @@ inline Result<void> check_byte_size(DataType dtype, bool padded, std::int64_t nu
     return make_error(Errc::size_overflow, "byte size of ", numel, " elements of ",
                       dtype.to_string(), " overflows int64");
   }
+  if (!fits_size_t(nbytes)) {
+    return make_error(Errc::size_overflow, "byte size of ", numel, " elements of ",
+                      dtype.to_string(), " is ", nbytes, ", more than size_t holds");
+  }
   return {};
 }
 

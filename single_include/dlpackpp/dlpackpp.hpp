@@ -10,6 +10,8 @@
 /// @file
 /// Umbrella header: all of dlpackpp except the opt-in Python helpers (<dlpackpp/python.hpp>).
 
+// The umbrella lists its parts in the order they build on each other.
+// clang-format off
 // #include "dlpackpp/version.hpp" (inlined below)
 // ---- begin dlpackpp/version.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -291,7 +293,8 @@ typedef struct DLPackExchangeAPI {
 #define DLPACKPP_DLPACK_MAJOR 0
 #define DLPACKPP_DLPACK_MINOR (DLPACK_VERSION / 10)
 #else
-#error "dlpackpp: cannot tell the version of this dlpack.h (no DLPACK_MAJOR_VERSION or DLPACK_VERSION)"
+#error \
+    "dlpackpp: cannot tell the version of this dlpack.h (no DLPACK_MAJOR_VERSION or DLPACK_VERSION)"
 #endif
 #endif
 
@@ -369,8 +372,8 @@ typedef struct DLPackExchangeAPI {
 #else
 #define DLPACKPP_USE_EXCEPTIONS 0
 #endif
-#if DLPACKPP_USE_EXCEPTIONS && !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || \
-                                 defined(_CPPUNWIND))
+#if DLPACKPP_USE_EXCEPTIONS && \
+    !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND))
 #error "DLPACKPP_USE_EXCEPTIONS=1 but the compiler has exceptions disabled"
 #endif
 
@@ -394,6 +397,16 @@ typedef struct DLPackExchangeAPI {
 #define DLPACKPP_FORCE_INLINE inline
 #endif
 
+// The same for a lambda (written after its parameter list), for the per-dimension steps of
+// the unrolled passes over a tensor's shape.
+#ifdef DLPACKPP_LAMBDA_FORCE_INLINE
+// Use the provided definition.
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(__HIPCC__)
+#define DLPACKPP_LAMBDA_FORCE_INLINE __attribute__((always_inline))
+#else
+#define DLPACKPP_LAMBDA_FORCE_INLINE
+#endif
+
 // Branch hint for error paths that are never taken by valid input.
 #ifdef DLPACKPP_UNLIKELY
 // Use the provided definition.
@@ -401,6 +414,14 @@ typedef struct DLPackExchangeAPI {
 #define DLPACKPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define DLPACKPP_UNLIKELY(x) (x)
+#endif
+// Branch hint for the path valid input takes.
+#ifdef DLPACKPP_LIKELY
+// Use the provided definition.
+#elif defined(__GNUC__) || defined(__clang__)
+#define DLPACKPP_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define DLPACKPP_LIKELY(x) (x)
 #endif
 
 // Keeps message building out of the hot paths: error builders are outlined and laid out cold.
@@ -431,7 +452,7 @@ typedef struct DLPackExchangeAPI {
 #ifdef DLPACKPP_ASSERT
 // Use the provided definition.
 #else
-#define DLPACKPP_ASSERT(cond, msg) \
+#define DLPACKPP_ASSERT(cond, msg)                                                         \
   (DLPACKPP_UNLIKELY(!(cond)) ? ::dlpackpp::detail::assert_fail(__FILE__, __LINE__, (msg)) \
                               : static_cast<void>(0))
 #endif
@@ -478,14 +499,13 @@ typedef struct DLPackExchangeAPI {
 // `dlpackpp::v0_1_dl1_ex1_bc0_in8::TensorView`.
 #define DLPACKPP_DETAIL_CAT2(a, b) a##b
 #define DLPACKPP_DETAIL_CAT(a, b) DLPACKPP_DETAIL_CAT2(a, b)
-#define DLPACKPP_ABI_NAMESPACE                                                                 \
-  DLPACKPP_DETAIL_CAT(                                                                         \
-      DLPACKPP_DETAIL_CAT(                                                                     \
-          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(v, DLPACKPP_VERSION_MAJOR),                  \
-                              DLPACKPP_DETAIL_CAT(_, DLPACKPP_VERSION_MINOR)),                 \
-          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_dl, DLPACKPP_HAS_VERSIONED),                \
-                              DLPACKPP_DETAIL_CAT(_ex, DLPACKPP_USE_EXCEPTIONS))),             \
-      DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_bc, DLPACKPP_ACCESSOR_BOUNDS_CHECK),            \
+#define DLPACKPP_ABI_NAMESPACE                                                                     \
+  DLPACKPP_DETAIL_CAT(                                                                             \
+      DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(v, DLPACKPP_VERSION_MAJOR),      \
+                                              DLPACKPP_DETAIL_CAT(_, DLPACKPP_VERSION_MINOR)),     \
+                          DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_dl, DLPACKPP_HAS_VERSIONED),    \
+                                              DLPACKPP_DETAIL_CAT(_ex, DLPACKPP_USE_EXCEPTIONS))), \
+      DLPACKPP_DETAIL_CAT(DLPACKPP_DETAIL_CAT(_bc, DLPACKPP_ACCESSOR_BOUNDS_CHECK),                \
                           DLPACKPP_DETAIL_CAT(_in, DLPACKPP_VIEW_INLINE_NDIM)))
 /// Opens dlpackpp's namespace and its inline ABI namespace.
 #define DLPACKPP_BEGIN_NAMESPACE \
@@ -555,7 +575,9 @@ class SharedArray {
 
   /// The elements (NULL when empty); shared by every copy.
   T* data() const noexcept {
-    return header_ == nullptr ? nullptr : reinterpret_cast<T*>(reinterpret_cast<char*>(header_) + sizeof(Header));
+    return header_ == nullptr
+               ? nullptr
+               : reinterpret_cast<T*>(reinterpret_cast<char*>(header_) + sizeof(Header));
   }
   /// True when it holds an array.
   explicit operator bool() const noexcept { return header_ != nullptr; }
@@ -606,6 +628,7 @@ DLPACKPP_END_NAMESPACE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -669,6 +692,15 @@ class TextBuilder {
   TextBuilder& operator<<(unsigned long v) { return *this << std::to_string(v); }
   /// Appends a number in decimal.
   TextBuilder& operator<<(unsigned long long v) { return *this << std::to_string(v); }
+  /// Appends `n` integers as "[2, 3]".
+  TextBuilder& list(const std::int64_t* values, std::size_t n) {
+    *this << '[';
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i != 0) *this << ", ";
+      *this << values[i];
+    }
+    return *this << ']';
+  }
   /// Appends "true" or "false".
   TextBuilder& operator<<(bool v) { return *this << (v ? "true" : "false"); }
   TextBuilder& operator<<(const void*) = delete;  // would otherwise print as a bool
@@ -734,27 +766,48 @@ enum class Errc : int {
 /// The enumerator's name, e.g. "negative_shape"; "unknown" for values outside Errc.
 constexpr const char* to_string(Errc code) noexcept {
   switch (code) {
-    case Errc::version_mismatch: return "version_mismatch";
-    case Errc::null_pointer: return "null_pointer";
-    case Errc::invalid_ndim: return "invalid_ndim";
-    case Errc::null_shape: return "null_shape";
-    case Errc::negative_shape: return "negative_shape";
-    case Errc::null_strides: return "null_strides";
-    case Errc::null_data: return "null_data";
-    case Errc::size_overflow: return "size_overflow";
-    case Errc::offset_overflow: return "offset_overflow";
-    case Errc::misaligned: return "misaligned";
-    case Errc::unsupported_dtype: return "unsupported_dtype";
-    case Errc::dtype_mismatch: return "dtype_mismatch";
-    case Errc::unsupported_device: return "unsupported_device";
-    case Errc::device_mismatch: return "device_mismatch";
-    case Errc::rank_mismatch: return "rank_mismatch";
-    case Errc::read_only: return "read_only";
-    case Errc::not_contiguous: return "not_contiguous";
-    case Errc::invalid_flags: return "invalid_flags";
-    case Errc::invalid_argument: return "invalid_argument";
-    case Errc::out_of_range: return "out_of_range";
-    case Errc::shape_mismatch: return "shape_mismatch";
+    case Errc::version_mismatch:
+      return "version_mismatch";
+    case Errc::null_pointer:
+      return "null_pointer";
+    case Errc::invalid_ndim:
+      return "invalid_ndim";
+    case Errc::null_shape:
+      return "null_shape";
+    case Errc::negative_shape:
+      return "negative_shape";
+    case Errc::null_strides:
+      return "null_strides";
+    case Errc::null_data:
+      return "null_data";
+    case Errc::size_overflow:
+      return "size_overflow";
+    case Errc::offset_overflow:
+      return "offset_overflow";
+    case Errc::misaligned:
+      return "misaligned";
+    case Errc::unsupported_dtype:
+      return "unsupported_dtype";
+    case Errc::dtype_mismatch:
+      return "dtype_mismatch";
+    case Errc::unsupported_device:
+      return "unsupported_device";
+    case Errc::device_mismatch:
+      return "device_mismatch";
+    case Errc::rank_mismatch:
+      return "rank_mismatch";
+    case Errc::read_only:
+      return "read_only";
+    case Errc::not_contiguous:
+      return "not_contiguous";
+    case Errc::invalid_flags:
+      return "invalid_flags";
+    case Errc::invalid_argument:
+      return "invalid_argument";
+    case Errc::out_of_range:
+      return "out_of_range";
+    case Errc::shape_mismatch:
+      return "shape_mismatch";
   }
   return "unknown";
 }
@@ -865,11 +918,13 @@ class [[nodiscard]] Result {
   Result(Error error) noexcept : ok_(false) {
     ::new (static_cast<void*>(&error_)) Error(std::move(error));
   }
+  /// A copy of `other`'s value or error (only where T is copyable).
   Result(copy_source other) : ok_(other.ok_) { construct_from(other); }
-  Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value)
-      : ok_(other.ok_) {
+  /// Takes `other`'s value or error.
+  Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) : ok_(other.ok_) {
     construct_from(std::move(other));
   }
+  /// Replaces the held value or error with a copy of `other`'s (only where T is copyable).
   Result& operator=(copy_source other) {
     if (this != &other) {
       Result copy(other);
@@ -879,6 +934,7 @@ class [[nodiscard]] Result {
     }
     return *this;
   }
+  /// Replaces the held value or error with `other`'s.
   Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
     if (this != &other) {
       destroy();
@@ -967,10 +1023,14 @@ class [[nodiscard]] Result<void> {
   /// A success.
   Result() noexcept : ok_(true) {}
   /// A failure holding `error`.
-  Result(Error error) noexcept : ok_(false) { ::new (static_cast<void*>(&error_)) Error(std::move(error)); }
+  Result(Error error) noexcept : ok_(false) {
+    ::new (static_cast<void*>(&error_)) Error(std::move(error));
+  }
+  /// A copy of `other`'s outcome.
   Result(const Result& other) noexcept : ok_(other.ok_) {
     if (!ok_) ::new (static_cast<void*>(&error_)) Error(other.error_);
   }
+  /// Replaces the outcome with a copy of `other`'s.
   Result& operator=(const Result& other) noexcept {
     if (this != &other) {
       this->~Result();
@@ -1028,31 +1088,30 @@ DLPACKPP_BEGIN_NAMESPACE
 /// Numeric DLDeviceType codes. Kept here, not taken from enumerators, so that device kinds an
 /// older dlpack.h does not declare still have their names and makers.
 namespace device_code {
-inline constexpr std::int32_t cpu = 1;           ///< kDLCPU
-inline constexpr std::int32_t cuda = 2;          ///< kDLCUDA
-inline constexpr std::int32_t cuda_host = 3;     ///< kDLCUDAHost
-inline constexpr std::int32_t opencl = 4;        ///< kDLOpenCL
-inline constexpr std::int32_t vulkan = 7;        ///< kDLVulkan
-inline constexpr std::int32_t metal = 8;         ///< kDLMetal
-inline constexpr std::int32_t vpi = 9;           ///< kDLVPI
-inline constexpr std::int32_t rocm = 10;         ///< kDLROCM
-inline constexpr std::int32_t rocm_host = 11;    ///< kDLROCMHost
-inline constexpr std::int32_t ext_dev = 12;      ///< kDLExtDev
-inline constexpr std::int32_t cuda_managed = 13; ///< kDLCUDAManaged
-inline constexpr std::int32_t oneapi = 14;       ///< kDLOneAPI
-inline constexpr std::int32_t webgpu = 15;       ///< kDLWebGPU
-inline constexpr std::int32_t hexagon = 16;      ///< kDLHexagon
-inline constexpr std::int32_t maia = 17;         ///< kDLMAIA
-inline constexpr std::int32_t trn = 18;          ///< kDLTrn
+inline constexpr std::int32_t cpu = 1;            ///< kDLCPU
+inline constexpr std::int32_t cuda = 2;           ///< kDLCUDA
+inline constexpr std::int32_t cuda_host = 3;      ///< kDLCUDAHost
+inline constexpr std::int32_t opencl = 4;         ///< kDLOpenCL
+inline constexpr std::int32_t vulkan = 7;         ///< kDLVulkan
+inline constexpr std::int32_t metal = 8;          ///< kDLMetal
+inline constexpr std::int32_t vpi = 9;            ///< kDLVPI
+inline constexpr std::int32_t rocm = 10;          ///< kDLROCM
+inline constexpr std::int32_t rocm_host = 11;     ///< kDLROCMHost
+inline constexpr std::int32_t ext_dev = 12;       ///< kDLExtDev
+inline constexpr std::int32_t cuda_managed = 13;  ///< kDLCUDAManaged
+inline constexpr std::int32_t oneapi = 14;        ///< kDLOneAPI
+inline constexpr std::int32_t webgpu = 15;        ///< kDLWebGPU
+inline constexpr std::int32_t hexagon = 16;       ///< kDLHexagon
+inline constexpr std::int32_t maia = 17;          ///< kDLMAIA
+inline constexpr std::int32_t trn = 18;           ///< kDLTrn
 }  // namespace device_code
 
 namespace detail {
 // Index = device code; nullptr marks codes DLPack leaves unassigned.
 inline constexpr const char* device_names[] = {
-    nullptr,     "cpu",   "cuda",      "cuda_host", "opencl",  nullptr,
-    nullptr,     "vulkan", "metal",    "vpi",       "rocm",    "rocm_host",
-    "ext_dev",   "cuda_managed", "oneapi", "webgpu", "hexagon", "maia",
-    "trn"};
+    nullptr,  "cpu",    "cuda",    "cuda_host", "opencl",    nullptr,   nullptr,
+    "vulkan", "metal",  "vpi",     "rocm",      "rocm_host", "ext_dev", "cuda_managed",
+    "oneapi", "webgpu", "hexagon", "maia",      "trn"};
 inline constexpr std::int32_t device_code_count =
     static_cast<std::int32_t>(sizeof(device_names) / sizeof(device_names[0]));
 
@@ -1080,7 +1139,8 @@ constexpr RawDevice raw_device(const DLDevice& d) noexcept {
 #ifdef DLPACKPP_DETAIL_HAS_BIT_CAST
   return __builtin_bit_cast(RawDevice, d);
 #else
-  return RawDevice{static_cast<std::int32_t>(d.device_type), static_cast<std::int32_t>(d.device_id)};
+  return RawDevice{static_cast<std::int32_t>(d.device_type),
+                   static_cast<std::int32_t>(d.device_id)};
 #endif
 }
 constexpr DLDevice dl_device(RawDevice r) noexcept {
@@ -1125,7 +1185,9 @@ class Device {
   /// Host memory.
   static constexpr Device cpu() noexcept { return from_code(device_code::cpu, 0); }
   /// A CUDA GPU.
-  static constexpr Device cuda(std::int32_t id = 0) noexcept { return from_code(device_code::cuda, id); }
+  static constexpr Device cuda(std::int32_t id = 0) noexcept {
+    return from_code(device_code::cuda, id);
+  }
   /// Page-locked host memory from cudaMallocHost.
   static constexpr Device cuda_host() noexcept { return from_code(device_code::cuda_host, 0); }
   /// CUDA managed (unified) memory.
@@ -1133,29 +1195,51 @@ class Device {
     return from_code(device_code::cuda_managed, id);
   }
   /// An AMD GPU through ROCm/HIP.
-  static constexpr Device rocm(std::int32_t id = 0) noexcept { return from_code(device_code::rocm, id); }
+  static constexpr Device rocm(std::int32_t id = 0) noexcept {
+    return from_code(device_code::rocm, id);
+  }
   /// Page-locked host memory from hipMallocHost.
   static constexpr Device rocm_host() noexcept { return from_code(device_code::rocm_host, 0); }
   /// An OpenCL device.
-  static constexpr Device opencl(std::int32_t id = 0) noexcept { return from_code(device_code::opencl, id); }
+  static constexpr Device opencl(std::int32_t id = 0) noexcept {
+    return from_code(device_code::opencl, id);
+  }
   /// A Vulkan device.
-  static constexpr Device vulkan(std::int32_t id = 0) noexcept { return from_code(device_code::vulkan, id); }
+  static constexpr Device vulkan(std::int32_t id = 0) noexcept {
+    return from_code(device_code::vulkan, id);
+  }
   /// An Apple Metal GPU.
-  static constexpr Device metal(std::int32_t id = 0) noexcept { return from_code(device_code::metal, id); }
+  static constexpr Device metal(std::int32_t id = 0) noexcept {
+    return from_code(device_code::metal, id);
+  }
   /// oneAPI unified shared memory.
-  static constexpr Device oneapi(std::int32_t id = 0) noexcept { return from_code(device_code::oneapi, id); }
+  static constexpr Device oneapi(std::int32_t id = 0) noexcept {
+    return from_code(device_code::oneapi, id);
+  }
   /// A WebGPU device.
-  static constexpr Device webgpu(std::int32_t id = 0) noexcept { return from_code(device_code::webgpu, id); }
+  static constexpr Device webgpu(std::int32_t id = 0) noexcept {
+    return from_code(device_code::webgpu, id);
+  }
   /// A Qualcomm Hexagon DSP.
-  static constexpr Device hexagon(std::int32_t id = 0) noexcept { return from_code(device_code::hexagon, id); }
+  static constexpr Device hexagon(std::int32_t id = 0) noexcept {
+    return from_code(device_code::hexagon, id);
+  }
   /// A Microsoft MAIA accelerator.
-  static constexpr Device maia(std::int32_t id = 0) noexcept { return from_code(device_code::maia, id); }
+  static constexpr Device maia(std::int32_t id = 0) noexcept {
+    return from_code(device_code::maia, id);
+  }
   /// An AWS Trainium accelerator.
-  static constexpr Device trn(std::int32_t id = 0) noexcept { return from_code(device_code::trn, id); }
+  static constexpr Device trn(std::int32_t id = 0) noexcept {
+    return from_code(device_code::trn, id);
+  }
   /// The reserved extension device.
-  static constexpr Device ext_dev(std::int32_t id = 0) noexcept { return from_code(device_code::ext_dev, id); }
+  static constexpr Device ext_dev(std::int32_t id = 0) noexcept {
+    return from_code(device_code::ext_dev, id);
+  }
   /// A Verilog simulator buffer.
-  static constexpr Device vpi(std::int32_t id = 0) noexcept { return from_code(device_code::vpi, id); }
+  static constexpr Device vpi(std::int32_t id = 0) noexcept {
+    return from_code(device_code::vpi, id);
+  }
 
   /// The device type as the header's enum; only for types that header declares (a DLPack 0.6
   /// enum cannot hold trn, say). type_code() works for all.
@@ -1221,7 +1305,7 @@ class Device {
   /// Different type code or ordinal.
   friend constexpr bool operator!=(const Device& a, const Device& b) noexcept { return !(a == b); }
 
-  /// Streams to_string(); a template so this header needs only <iosfwd>.
+  /// Streams to_string(); a template so this header needs only `<iosfwd>`.
   template <class Traits>
   friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
                                                       const Device& d) {
@@ -1294,6 +1378,18 @@ DLPACKPP_HOST_DEVICE constexpr bool add_overflows(std::int64_t a, std::int64_t b
 #endif
 }
 
+/// Whether a byte count that fits in int64 also fits the platform's size_t: always where
+/// size_t is 64-bit; on 32-bit targets larger tensors are refused instead of having their
+/// sizes wrapped.
+constexpr bool fits_size_t(std::int64_t bytes) noexcept {
+#if SIZE_MAX < INT64_MAX
+  return static_cast<std::uint64_t>(bytes) <= SIZE_MAX;
+#else
+  static_cast<void>(bytes);
+  return true;
+#endif
+}
+
 }  // namespace detail
 DLPACKPP_END_NAMESPACE
 
@@ -1314,25 +1410,25 @@ DLPACKPP_BEGIN_NAMESPACE
 
 /// Numeric DLDataTypeCode values, usable whichever dlpack.h is in force.
 namespace dtype_code {
-inline constexpr std::uint8_t int_ = 0;                  ///< kDLInt
-inline constexpr std::uint8_t uint = 1;                  ///< kDLUInt
-inline constexpr std::uint8_t float_ = 2;                ///< kDLFloat
-inline constexpr std::uint8_t opaque_handle = 3;         ///< kDLOpaqueHandle
-inline constexpr std::uint8_t bfloat = 4;                ///< kDLBfloat
-inline constexpr std::uint8_t complex = 5;               ///< kDLComplex
-inline constexpr std::uint8_t bool_ = 6;                 ///< kDLBool
-inline constexpr std::uint8_t float8_e3m4 = 7;           ///< kDLFloat8_e3m4
-inline constexpr std::uint8_t float8_e4m3 = 8;           ///< kDLFloat8_e4m3
-inline constexpr std::uint8_t float8_e4m3b11fnuz = 9;    ///< kDLFloat8_e4m3b11fnuz
-inline constexpr std::uint8_t float8_e4m3fn = 10;        ///< kDLFloat8_e4m3fn
-inline constexpr std::uint8_t float8_e4m3fnuz = 11;      ///< kDLFloat8_e4m3fnuz
-inline constexpr std::uint8_t float8_e5m2 = 12;          ///< kDLFloat8_e5m2
-inline constexpr std::uint8_t float8_e5m2fnuz = 13;      ///< kDLFloat8_e5m2fnuz
-inline constexpr std::uint8_t float8_e8m0fnu = 14;       ///< kDLFloat8_e8m0fnu
-inline constexpr std::uint8_t float6_e2m3fn = 15;        ///< kDLFloat6_e2m3fn
-inline constexpr std::uint8_t float6_e3m2fn = 16;        ///< kDLFloat6_e3m2fn
-inline constexpr std::uint8_t float4_e2m1fn = 17;        ///< kDLFloat4_e2m1fn
-inline constexpr std::uint8_t count = 18;                ///< One past the last known code.
+inline constexpr std::uint8_t int_ = 0;                ///< kDLInt
+inline constexpr std::uint8_t uint = 1;                ///< kDLUInt
+inline constexpr std::uint8_t float_ = 2;              ///< kDLFloat
+inline constexpr std::uint8_t opaque_handle = 3;       ///< kDLOpaqueHandle
+inline constexpr std::uint8_t bfloat = 4;              ///< kDLBfloat
+inline constexpr std::uint8_t complex = 5;             ///< kDLComplex
+inline constexpr std::uint8_t bool_ = 6;               ///< kDLBool
+inline constexpr std::uint8_t float8_e3m4 = 7;         ///< kDLFloat8_e3m4
+inline constexpr std::uint8_t float8_e4m3 = 8;         ///< kDLFloat8_e4m3
+inline constexpr std::uint8_t float8_e4m3b11fnuz = 9;  ///< kDLFloat8_e4m3b11fnuz
+inline constexpr std::uint8_t float8_e4m3fn = 10;      ///< kDLFloat8_e4m3fn
+inline constexpr std::uint8_t float8_e4m3fnuz = 11;    ///< kDLFloat8_e4m3fnuz
+inline constexpr std::uint8_t float8_e5m2 = 12;        ///< kDLFloat8_e5m2
+inline constexpr std::uint8_t float8_e5m2fnuz = 13;    ///< kDLFloat8_e5m2fnuz
+inline constexpr std::uint8_t float8_e8m0fnu = 14;     ///< kDLFloat8_e8m0fnu
+inline constexpr std::uint8_t float6_e2m3fn = 15;      ///< kDLFloat6_e2m3fn
+inline constexpr std::uint8_t float6_e3m2fn = 16;      ///< kDLFloat6_e3m2fn
+inline constexpr std::uint8_t float4_e2m1fn = 17;      ///< kDLFloat4_e2m1fn
+inline constexpr std::uint8_t count = 18;              ///< One past the last known code.
 }  // namespace dtype_code
 
 namespace detail {
@@ -1342,22 +1438,28 @@ struct NamedFloatCode {
   std::uint8_t bits;
 };
 inline constexpr NamedFloatCode named_float_codes[] = {
-    {"float8_e3m4", 8},   {"float8_e4m3", 8},     {"float8_e4m3b11fnuz", 8},
-    {"float8_e4m3fn", 8}, {"float8_e4m3fnuz", 8}, {"float8_e5m2", 8},
-    {"float8_e5m2fnuz", 8}, {"float8_e8m0fnu", 8}, {"float6_e2m3fn", 6},
-    {"float6_e3m2fn", 6}, {"float4_e2m1fn", 4}};
+    {"float8_e3m4", 8},     {"float8_e4m3", 8},   {"float8_e4m3b11fnuz", 8}, {"float8_e4m3fn", 8},
+    {"float8_e4m3fnuz", 8}, {"float8_e5m2", 8},   {"float8_e5m2fnuz", 8},    {"float8_e8m0fnu", 8},
+    {"float6_e2m3fn", 6},   {"float6_e3m2fn", 6}, {"float4_e2m1fn", 4}};
 inline constexpr std::uint8_t first_named_float_code = dtype_code::float8_e3m4;
 
 // Codes whose name is a prefix followed by the width in bits.
 constexpr const char* width_prefix(std::uint8_t code) noexcept {
   switch (code) {
-    case dtype_code::int_: return "int";
-    case dtype_code::uint: return "uint";
-    case dtype_code::float_: return "float";
-    case dtype_code::opaque_handle: return "handle";
-    case dtype_code::bfloat: return "bfloat";
-    case dtype_code::complex: return "complex";
-    default: return nullptr;
+    case dtype_code::int_:
+      return "int";
+    case dtype_code::uint:
+      return "uint";
+    case dtype_code::float_:
+      return "float";
+    case dtype_code::opaque_handle:
+      return "handle";
+    case dtype_code::bfloat:
+      return "bfloat";
+    case dtype_code::complex:
+      return "complex";
+    default:
+      return nullptr;
   }
 }
 
@@ -1379,15 +1481,47 @@ constexpr bool is_defined_width(std::uint8_t code, std::uint8_t bits) noexcept {
     case dtype_code::int_:
     case dtype_code::uint:
       return bits == 4 || bits == 8 || bits == 16 || bits == 32 || bits == 64;
-    case dtype_code::float_: return bits == 16 || bits == 32 || bits == 64;
-    case dtype_code::opaque_handle: return bits == 32 || bits == 64;
-    case dtype_code::bfloat: return bits == 16;
-    case dtype_code::complex: return bits == 64 || bits == 128;
-    case dtype_code::bool_: return bits == 8;
+    case dtype_code::float_:
+      return bits == 16 || bits == 32 || bits == 64;
+    case dtype_code::opaque_handle:
+      return bits == 32 || bits == 64;
+    case dtype_code::bfloat:
+      return bits == 16;
+    case dtype_code::complex:
+      return bits == 64 || bits == 128;
+    case dtype_code::bool_:
+      return bits == 8;
     default:
       return code >= first_named_float_code && code < dtype_code::count &&
              named_float_codes[code - first_named_float_code].bits == bits;
   }
+}
+
+/// is_defined_width() for whole-byte widths as one table: bit w of entry `code` is set when
+/// DLPack defines 8 * w bits for that code. Every uint8_t code has an entry and w < 32
+/// covers every uint8_t width, so a lookup needs no range check.
+struct ByteWidths {
+  std::uint32_t masks[256] = {};
+};
+constexpr ByteWidths make_byte_widths() noexcept {
+  ByteWidths table{};
+  for (unsigned code = 0; code < dtype_code::count; ++code) {
+    for (unsigned w = 1; w < 32; ++w) {
+      if (is_defined_width(static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(8 * w))) {
+        table.masks[code] |= std::uint32_t{1} << w;
+      }
+    }
+  }
+  return table;
+}
+inline constexpr ByteWidths byte_widths = make_byte_widths();
+
+/// A valid dtype (lanes >= 1, a code/bits pair DLPack defines) of whole bytes per lane: the
+/// common case, checked with one table load instead of a switch over the codes.
+DLPACKPP_FORCE_INLINE bool is_valid_whole_byte(DLDataType dtype) noexcept {
+  const unsigned bits = dtype.bits;
+  return (bits & 7u) == 0 && dtype.lanes != 0 &&
+         ((byte_widths.masks[dtype.code] >> (bits >> 3)) & 1u) != 0;
 }
 
 /// Bytes for `numel` elements of bits x lanes, without overflowing on the way; false when
@@ -1396,7 +1530,7 @@ DLPACKPP_HOST_DEVICE constexpr bool storage_bytes_of(std::uint8_t bits, std::uin
                                                      std::int64_t numel, bool padded,
                                                      std::int64_t& out) noexcept {
   const std::int64_t lane_count = lanes;
-  if (bits < 8 && padded) return mul_overflows(numel, lane_count, out) == false;
+  if (bits < 8 && padded) return !mul_overflows(numel, lane_count, out);
   const std::int64_t element_bits = static_cast<std::int64_t>(bits) * lane_count;
   if (element_bits % 8 == 0) return !mul_overflows(numel, element_bits / 8, out);
   if (bits >= 8) return !mul_overflows(numel, (element_bits + 7) / 8, out);
@@ -1541,15 +1675,11 @@ class DataType {
   /// FP8 E4M3, finite only (the OCP/NVIDIA "e4m3").
   static constexpr DataType float8_e4m3fn() noexcept { return {dtype_code::float8_e4m3fn, 8}; }
   /// FP8 E4M3, finite, unsigned zero (AMD).
-  static constexpr DataType float8_e4m3fnuz() noexcept {
-    return {dtype_code::float8_e4m3fnuz, 8};
-  }
+  static constexpr DataType float8_e4m3fnuz() noexcept { return {dtype_code::float8_e4m3fnuz, 8}; }
   /// FP8 E5M2 with infinities.
   static constexpr DataType float8_e5m2() noexcept { return {dtype_code::float8_e5m2, 8}; }
   /// FP8 E5M2, finite, unsigned zero (AMD).
-  static constexpr DataType float8_e5m2fnuz() noexcept {
-    return {dtype_code::float8_e5m2fnuz, 8};
-  }
+  static constexpr DataType float8_e5m2fnuz() noexcept { return {dtype_code::float8_e5m2fnuz, 8}; }
   /// FP8 exponent-only scale type (MX formats).
   static constexpr DataType float8_e8m0fnu() noexcept { return {dtype_code::float8_e8m0fnu, 8}; }
   /// FP6 E2M3, finite only.
@@ -1568,7 +1698,7 @@ class DataType {
     return !(a == b);
   }
 
-  /// Streams to_string(); a template so this header needs only <iosfwd>.
+  /// Streams to_string(); a template so this header needs only `<iosfwd>`.
   template <class Traits>
   friend std::basic_ostream<char, Traits>& operator<<(std::basic_ostream<char, Traits>& os,
                                                       const DataType& t) {
@@ -1694,12 +1824,11 @@ struct complex_like<
     : std::true_type {};
 
 template <class T>
-constexpr bool is_character =
-    std::is_same<T, char>::value || std::is_same<T, wchar_t>::value ||
+constexpr bool is_character = std::is_same<T, char>::value || std::is_same<T, wchar_t>::value ||
 #if defined(__cpp_char8_t)
-    std::is_same<T, char8_t>::value ||
+                              std::is_same<T, char8_t>::value ||
 #endif
-    std::is_same<T, char16_t>::value || std::is_same<T, char32_t>::value;
+                              std::is_same<T, char16_t>::value || std::is_same<T, char32_t>::value;
 
 // The size bound keeps out __int128, which is integral under -std=gnu++ but has no DLPack
 // dtype; without it dtype_of<__int128> would silently be the invalid pair int128. sizeof is
@@ -1791,10 +1920,12 @@ inline constexpr std::uint64_t known = read_only | is_copied | is_subbyte_type_p
 }  // namespace flag
 
 #ifdef DLPACK_FLAG_BITMASK_READ_ONLY
-static_assert(flag::read_only == DLPACK_FLAG_BITMASK_READ_ONLY, "READ_ONLY bit differs from dlpack.h");
+static_assert(flag::read_only == DLPACK_FLAG_BITMASK_READ_ONLY,
+              "READ_ONLY bit differs from dlpack.h");
 #endif
 #ifdef DLPACK_FLAG_BITMASK_IS_COPIED
-static_assert(flag::is_copied == DLPACK_FLAG_BITMASK_IS_COPIED, "IS_COPIED bit differs from dlpack.h");
+static_assert(flag::is_copied == DLPACK_FLAG_BITMASK_IS_COPIED,
+              "IS_COPIED bit differs from dlpack.h");
 #endif
 #ifdef DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
 static_assert(flag::is_subbyte_type_padded == DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
@@ -1821,7 +1952,7 @@ DLPACKPP_END_NAMESPACE
 
 DLPACKPP_BEGIN_NAMESPACE
 
-/// A read-only span of int64_t: from `{2, 3}`, a std::vector/std::array of int64_t, or a
+/// A read-only span of int64_t: from `{2, 3}`, a `std::vector` or `std::array` of int64_t, or a
 /// pointer and a size. Like std::string_view it never owns; the values must outlive it.
 class IntSpan {
  public:
@@ -1929,51 +2060,122 @@ DLPACKPP_END_NAMESPACE
 DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
-/// Advances `running` from the compact stride of one dimension to that of the dimension to
-/// its left. A zero extent counts as one, so an empty tensor keeps meaningful strides; false
-/// when the stride no longer fits in int64.
-constexpr bool grow_compact_stride(std::int64_t& running, std::int64_t extent) noexcept {
-  return !mul_overflows(running, extent == 0 ? 1 : extent, running);
-}
+/// The header's own field type for shape/strides: `int64_t*` in most, `const int64_t*` in some.
+using shape_field_t = decltype(DLTensor{}.shape);
 
-/// Writes the compact row-major strides of `shape` to `out`. The caller has proven that they
-/// fit (validation does); shape[0] never enters a stride, so an empty tensor's unbounded
-/// leading extent is never multiplied.
-inline void write_compact_strides(const std::int64_t* shape, int ndim, std::int64_t* out) noexcept {
-  std::int64_t running = 1;
-  for (int d = ndim - 1; d >= 0; --d) {
-    out[d] = running;
-    if (d > 0) static_cast<void>(grow_compact_stride(running, shape[d]));
+/// Ranks up to this have their per-tensor passes unrolled (see each_dim_inside_out).
+inline constexpr int unrolled_ndim = 8;
+
+/// Calls `step(d)` for d = ndim - 1 down to 0 (innermost dimension first) and stops at the
+/// first step that returns false; true when none did. Ranks up to unrolled_ndim jump into a
+/// straight line of steps with constant d, so a small tensor pays no loop counter or index
+/// arithmetic; higher ranks loop down to that line first. A negative ndim runs no step.
+template <class Step>
+DLPACKPP_FORCE_INLINE constexpr bool each_dim_inside_out(int ndim, Step&& step) {
+  static_assert(unrolled_ndim == 8, "the cases below spell out unrolled_ndim steps");
+  if (ndim == 1) return step(0);  // the commonest rank, without the jump table
+  switch (ndim) {
+    default:
+      if (ndim < 0) return true;
+      for (int d = ndim - 1; d >= unrolled_ndim; --d) {
+        if (!step(d)) return false;
+      }
+      [[fallthrough]];
+    case 8:
+      if (!step(7)) return false;
+      [[fallthrough]];
+    case 7:
+      if (!step(6)) return false;
+      [[fallthrough]];
+    case 6:
+      if (!step(5)) return false;
+      [[fallthrough]];
+    case 5:
+      if (!step(4)) return false;
+      [[fallthrough]];
+    case 4:
+      if (!step(3)) return false;
+      [[fallthrough]];
+    case 3:
+      if (!step(2)) return false;
+      [[fallthrough]];
+    case 2:
+      if (!step(1)) return false;
+      [[fallthrough]];
+    case 1:
+      if (!step(0)) return false;
+      [[fallthrough]];
+    case 0:
+      return true;
   }
 }
 
-/// The element count of an accepted shape. Wrapping unsigned arithmetic gives the right
+/// The compact row-major strides of `shape`, written to `out` unless it is NULL: each is the
+/// product of the extents to its right, a zero extent counting as one so that an empty
+/// tensor keeps meaningful strides. shape[0] never enters a stride, so an empty tensor's
+/// unbounded leading extent is never multiplied. A non-NULL `shape_copy` receives the
+/// extents in the same pass (an export fills its block this way). Returns -1, or the
+/// dimension whose extent made a stride overflow int64 (what was written is then
+/// unspecified). The one place compact strides are computed: validation asks whether they
+/// fit, views and exports write them.
+DLPACKPP_FORCE_INLINE int compact_strides(const std::int64_t* shape, int ndim, std::int64_t* out,
+                                          std::int64_t* shape_copy = nullptr) noexcept {
+  std::int64_t running = 1;
+  int overflowed = -1;
+  each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+    if (out != nullptr) out[d] = running;
+    if (shape_copy != nullptr) shape_copy[d] = shape[d];
+    const std::int64_t extent = d > 0 ? shape[d] : 1;
+    if (DLPACKPP_UNLIKELY(mul_overflows(running, extent == 0 ? 1 : extent, running))) {
+      overflowed = d;
+      return false;
+    }
+    return true;
+  });
+  return overflowed;
+}
+
+/// Writes the compact row-major strides of `shape` to `out`, for a shape whose strides are
+/// known to fit (validation proved it) or whose values nobody checked (a wrong stride for a
+/// wrong tensor, never undefined behaviour).
+inline void write_compact_strides(const std::int64_t* shape, int ndim, std::int64_t* out) noexcept {
+  static_cast<void>(compact_strides(shape, ndim, out));
+}
+
+/// The element count of a shape nobody checked. Wrapping unsigned arithmetic gives the right
 /// answer for every valid tensor (an empty one has a zero factor, which wins whatever wrapped
-/// before it) and no undefined behaviour for tensors nobody checked.
-constexpr std::int64_t numel_unchecked(const std::int64_t* shape, int ndim) noexcept {
+/// before it) and no undefined behaviour for anything else. The one place an unchecked
+/// element count is computed; try_numel() (validate.hpp) is its checked twin.
+DLPACKPP_FORCE_INLINE constexpr std::int64_t numel_unchecked(const std::int64_t* shape,
+                                                             int ndim) noexcept {
   std::uint64_t numel = 1;
-  for (int d = 0; d < ndim; ++d) numel *= static_cast<std::uint64_t>(shape[d]);
+  each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+    numel *= static_cast<std::uint64_t>(shape[d]);
+    return true;
+  });
   return static_cast<std::int64_t>(numel);
 }
 
-/// Element count and row-major density of a tensor nobody checked, in one pass from the
-/// innermost dimension out (the row-major stride of a dimension is the count inside it). As
-/// numel_unchecked(), wrapping arithmetic keeps untrusted input free of undefined behaviour.
-inline void count_and_density(const std::int64_t* shape, const std::int64_t* strides, int ndim,
-                              std::int64_t& numel, bool& contiguous) noexcept {
+/// Element count and row-major density of a tensor with strides that nobody checked, in one
+/// pass from the innermost dimension out (the row-major stride of a dimension is the count
+/// inside it). Wrapping arithmetic, as in numel_unchecked(). The producer's strides usually
+/// are the running count, so that compare comes first and a size-1 dimension's extent is
+/// only looked at when its stride differs.
+DLPACKPP_FORCE_INLINE void count_and_density(const std::int64_t* shape, const std::int64_t* strides,
+                                             int ndim, std::int64_t& numel,
+                                             bool& contiguous) noexcept {
   std::uint64_t count = 1;
   bool dense = true;
-  if (strides == nullptr) {
-    for (int d = 0; d < ndim; ++d) count *= static_cast<std::uint64_t>(shape[d]);
-  } else {
-    for (int d = ndim - 1; d >= 0; --d) {
-      const auto extent = static_cast<std::uint64_t>(shape[d]);
-      if (extent != 1 && static_cast<std::uint64_t>(strides[d]) != count) dense = false;
-      count *= extent;
+  each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+    const auto extent = static_cast<std::uint64_t>(shape[d]);
+    if (DLPACKPP_UNLIKELY(static_cast<std::uint64_t>(strides[d]) != count) && extent != 1) {
+      dense = false;
     }
-  }
+    count *= extent;
+    return true;
+  });
   numel = static_cast<std::int64_t>(count);
-  contiguous = dense || count == 0;
+  contiguous = DLPACKPP_LIKELY(dense) || count == 0;
 }
 
 /// Dense in row-major (or, with `fortran`, column-major) order: each stride is the product of
@@ -1989,6 +2191,29 @@ constexpr bool dense_in_order(const std::int64_t* shape, const std::int64_t* str
     expected *= static_cast<std::uint64_t>(shape[d]);
   }
   return dense;
+}
+
+/// Dense under some permutation of the dimensions (no gaps, no overlaps, positive strides)
+/// for a non-empty tensor. In a dense layout each stride is the product of the smaller ones'
+/// extents, so strides grow strictly and can be matched in increasing order without sorting
+/// (or allocating).
+inline bool dense_in_some_order(const std::int64_t* shape, const std::int64_t* strides,
+                                int ndim) noexcept {
+  int remaining = 0;
+  for (int d = 0; d < ndim; ++d) remaining += shape[d] != 1 ? 1 : 0;
+  std::int64_t expected = 1;
+  for (; remaining > 0; --remaining) {
+    int match = -1;
+    for (int d = 0; d < ndim; ++d) {
+      if (shape[d] != 1 && strides[d] == expected) {
+        if (match != -1) return false;  // two dimensions share a stride: overlap
+        match = d;
+      }
+    }
+    if (match == -1) return false;
+    expected *= shape[match];
+  }
+  return true;
 }
 
 }  // namespace detail
@@ -2020,9 +2245,6 @@ struct ValidateOptions {
 };
 
 namespace detail {
-
-// The header's own field type for shape/strides: `int64_t*` in most, `const int64_t*` in some.
-using shape_field_t = decltype(DLTensor{}.shape);
 
 /// Fills `out` with a DLTensor over caller-owned parts, after the two checks a DLTensor
 /// cannot express: the rank fits in ndim and strides (when given) match the shape. Empty
@@ -2139,15 +2361,60 @@ inline Result<std::int64_t> check_extents(const DLTensor& t) {
   const auto ndim = static_cast<int>(t.ndim);
   Result<std::int64_t> numel = try_numel({t.shape, static_cast<std::size_t>(ndim)});
   if (numel && *numel == 0 && t.strides == nullptr) {
-    std::int64_t stride = 1;
-    for (int d = ndim - 1; d > 0; --d) {
-      if (!grow_compact_stride(stride, t.shape[d])) {
-        return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
-                          ", the compact strides of this empty tensor overflow int64");
-      }
+    const int d = compact_strides(t.shape, ndim, nullptr);
+    if (d >= 0) {
+      return make_error(Errc::size_overflow, "shape[", d, "] is ", t.shape[d],
+                        ", the compact strides of this empty tensor overflow int64");
     }
   }
   return numel;
+}
+
+/// The elements' bytes fit in int64.
+inline Result<void> check_byte_size(DataType dtype, bool padded, std::int64_t numel) {
+  std::int64_t nbytes = 0;
+  if (!storage_bytes_of(dtype.bits(), dtype.lanes(), numel, padded, nbytes)) {
+    return make_error(Errc::size_overflow, "byte size of ", numel, " elements of ",
+                      dtype.to_string(), " overflows int64");
+  }
+  if (!fits_size_t(nbytes)) {
+    return make_error(Errc::size_overflow, "byte size of ", numel, " elements of ",
+                      dtype.to_string(), " is ", nbytes, ", more than size_t holds");
+  }
+  return {};
+}
+
+/// Strides are given when the options ask for DLPack >= 1.2 strictness.
+inline Result<void> check_strides_present(const DLTensor& t, bool require_strides) {
+  const auto ndim = static_cast<int>(t.ndim);
+  if (t.strides == nullptr && ndim > 0 && require_strides) {
+    return make_error(Errc::null_strides, "strides is NULL with ndim ", ndim,
+                      ", DLPack >= 1.2 requires strides");
+  }
+  return {};
+}
+
+/// Data is only NULL when there is nothing to point at.
+inline Result<void> check_data(const DLTensor& t, std::int64_t numel) {
+  if (t.data == nullptr && numel > 0) {
+    return make_error(Errc::null_data, "data is NULL with ", numel, " elements");
+  }
+  return {};
+}
+
+/// data + byte_offset neither wraps around the address space nor exceeds what a pointer
+/// offset can hold (past PTRDIFF_MAX it is undefined even where the address would not wrap).
+inline Result<void> check_byte_offset(const DLTensor& t) {
+  const auto base = reinterpret_cast<std::uintptr_t>(t.data);
+  if (t.byte_offset > UINTPTR_MAX - base) {
+    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
+                      ", data + byte_offset wraps around the address space");
+  }
+  if (t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX)) {
+    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
+                      ", more than a pointer offset can hold (", PTRDIFF_MAX, ")");
+  }
+  return {};
 }
 
 /// Offsets (in elements, relative to the first) of the nearest and farthest elements.
@@ -2177,8 +2444,8 @@ inline Result<void> check_address_span(DataType dtype, bool padded, std::uintptr
       !storage_bytes_of(dtype.bits(), dtype.lanes(), -low, padded, below) ||
       !storage_bytes_of(dtype.bits(), dtype.lanes(), high + 1, padded, above)) {
     return make_error(Errc::offset_overflow,
-                      "the strided extent in bytes overflows int64 (element offsets ", low,
-                      " to ", high, ")");
+                      "the strided extent in bytes overflows int64 (element offsets ", low, " to ",
+                      high, ")");
   }
   if (static_cast<std::uint64_t>(below) > first ||
       static_cast<std::uint64_t>(above) > UINTPTR_MAX - first) {
@@ -2189,7 +2456,8 @@ inline Result<void> check_address_span(DataType dtype, bool padded, std::uintptr
   return {};
 }
 
-inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first, std::size_t alignment) {
+inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first,
+                                    std::size_t alignment) {
   if (alignment == 0) return {};
   if ((alignment & (alignment - 1)) != 0) {
     return make_error(Errc::invalid_argument, "alignment is ", alignment,
@@ -2204,12 +2472,13 @@ inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first, std
 
 /// The whole catalogue, check by check, reporting the first problem. Out of line and cold:
 /// valid tensors are accepted by quick_accept() and never come here unless they are unusual
-/// (empty, sub-byte, padded) rather than wrong.
+/// (empty, sub-byte or padded, negative strides, sizes near the int64 limits) rather than
+/// wrong.
 DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOptions& options,
-                                          TensorFacts& facts) {
-#define DLPACKPP_DETAIL_TRY(expr)      \
-  do {                                 \
-    Result<void> dlpackpp_ok_ = (expr); \
+                                           TensorFacts& facts) {
+#define DLPACKPP_DETAIL_TRY(expr)           \
+  do {                                      \
+    Result<void> dlpackpp_ok_ = (expr);     \
     if (!dlpackpp_ok_) return dlpackpp_ok_; \
   } while (false)
   DLPACKPP_DETAIL_TRY(check_rank(t));
@@ -2220,30 +2489,12 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
   if (!counted) return counted.error();
   const std::int64_t numel = *counted;
   const bool padded = (options.flags & flag::is_subbyte_type_padded) != 0;
-  std::int64_t nbytes = 0;
-  if (!storage_bytes_of(dtype.bits(), dtype.lanes(), numel, padded, nbytes)) {
-    return make_error(Errc::size_overflow, "byte size of ", numel, " elements of ",
-                      dtype.to_string(), " overflows int64");
-  }
+  DLPACKPP_DETAIL_TRY(check_byte_size(dtype, padded, numel));
+  DLPACKPP_DETAIL_TRY(check_strides_present(t, options.require_strides));
+  DLPACKPP_DETAIL_TRY(check_data(t, numel));
+  DLPACKPP_DETAIL_TRY(check_byte_offset(t));
   const auto ndim = static_cast<int>(t.ndim);
-  if (t.strides == nullptr && ndim > 0 && options.require_strides) {
-    return make_error(Errc::null_strides, "strides is NULL with ndim ", ndim,
-                      ", DLPack >= 1.2 requires strides");
-  }
-  if (t.data == nullptr && numel > 0) {
-    return make_error(Errc::null_data, "data is NULL with ", numel, " elements");
-  }
   const auto base = reinterpret_cast<std::uintptr_t>(t.data);
-  if (t.byte_offset > UINTPTR_MAX - base) {
-    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
-                      ", data + byte_offset wraps around the address space");
-  }
-  // A pointer can only be offset by what ptrdiff_t holds; past that `data + byte_offset` is
-  // undefined even where the address itself would not wrap.
-  if (t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX)) {
-    return make_error(Errc::offset_overflow, "byte_offset is ", t.byte_offset,
-                      ", more than a pointer offset can hold (", PTRDIFF_MAX, ")");
-  }
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
   if (numel > 0) {
     std::int64_t low = 0;
@@ -2258,62 +2509,126 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
   return {};
 }
 
-/// The common case in one pass and without a message in sight: a non-empty tensor of a
-/// whole-byte type, non-negative strides (or NULL), not padded. Computes element count, reach
-/// and row-major density together. Declines (false) anything else, valid or not, and
-/// diagnose() decides; it never accepts what diagnose() would refuse.
+/// Every DLPack device type this library names, as a bit mask of type codes.
+constexpr std::uint64_t known_device_types() noexcept {
+  std::uint64_t mask = 0;
+  for (std::int32_t code = 0; code < 64; ++code) {
+    if (device_name(code) != nullptr) mask |= std::uint64_t{1} << code;
+  }
+  return mask;
+}
+
+/// check_device() without the messages: a known type and a non-negative id, tested on the
+/// struct's 64 bits at once.
+DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
+  const RawDevice raw = raw_device(device);
+  const std::uint64_t bits = std::uint64_t{static_cast<std::uint32_t>(raw.type)} |
+                             std::uint64_t{static_cast<std::uint32_t>(raw.id)} << 32;
+  const auto type = static_cast<std::uint32_t>(bits);
+  return static_cast<std::int64_t>(bits) >= 0 && type < 64 &&
+         ((known_device_types() >> type) & 1u) != 0;
+}
+
+/// Element count and the span (offset of the farthest element plus one) of a strided tensor
+/// that is not row-major contiguous, for quick_accept(): positive extents, non-negative
+/// strides, nothing overflowing. False for anything else, which diagnose() then decides.
+DLPACKPP_FORCE_INLINE bool strided_extent(const std::int64_t* shape, const std::int64_t* strides,
+                                          int ndim, std::int64_t& numel,
+                                          std::int64_t& span) noexcept {
+  numel = 1;
+  span = 1;
+  for (int d = 0; d < ndim; ++d) {
+    const std::int64_t extent = shape[d];
+    std::int64_t reach = 0;
+    if (extent <= 0 || strides[d] < 0 || mul_overflows(numel, extent, numel) ||
+        mul_overflows(strides[d], extent - 1, reach) || add_overflows(span, reach, span)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The byte checks of quick_accept() for a non-empty tensor whose elements, and the span
+/// from the first to the farthest, are each at most `count` elements: data is not NULL, the
+/// byte sizes fit in int64, byte_offset fits in a pointer offset, and data + byte_offset +
+/// the span does not wrap around the address space.
+DLPACKPP_FORCE_INLINE bool bytes_fit(const DLTensor& t, std::int64_t count) noexcept {
+  // Whole bytes per lane here (quick_accept() declined the rest), so sizes are products.
+  const std::int64_t element_bytes =
+      static_cast<std::int64_t>(t.dtype.bits >> 3) * static_cast<std::int64_t>(t.dtype.lanes);
+  std::int64_t bytes = 0;
+  const std::uint64_t offset = t.byte_offset;
+  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(t.data));
+  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
+  if (DLPACKPP_UNLIKELY(t.data == nullptr)) return false;
+  if (DLPACKPP_UNLIKELY(offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
+  // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
+  // data + byte_offset and the span after it.
+  const std::uint64_t end = base + (offset + static_cast<std::uint64_t>(bytes));
+#if UINTPTR_MAX < UINT64_MAX
+  if (end > UINTPTR_MAX) return false;
+#endif
+  return end >= base;
+}
+
+/// The common case, message-free and inline: a non-empty tensor of a valid whole-byte type
+/// on a known device, not padded, with NULL or non-negative strides. For a row-major
+/// contiguous tensor (what producers usually send) one pass over the shape counts the
+/// elements and proves the layout, whose span is then the count; other strided layouts take
+/// strided_extent(). Declines (false) anything else, valid or not, and diagnose() decides;
+/// it never accepts what diagnose() would refuse.
 DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
                                         TensorFacts& facts) noexcept {
-  const auto ndim = static_cast<std::int32_t>(t.ndim);
+  const auto ndim = static_cast<int>(t.ndim);
   const std::int64_t* shape = t.shape;
   const std::int64_t* strides = t.strides;
-  const DataType dtype(t.dtype);
-  const Device device(t.device);
-  if (ndim < 0 || (ndim > 0 && shape == nullptr) || (dtype.bits() & 7) != 0 ||
-      !dtype.is_valid() || !device.is_known() || device.id() < 0 ||
-      (options.flags & flag::is_subbyte_type_padded) != 0) {
+  if (DLPACKPP_UNLIKELY(ndim < 0) || DLPACKPP_UNLIKELY(shape == nullptr && ndim != 0) ||
+      DLPACKPP_UNLIKELY(!is_valid_whole_byte(t.dtype)) ||
+      DLPACKPP_UNLIKELY(!is_valid_device(t.device)) ||
+      DLPACKPP_UNLIKELY((options.flags & flag::is_subbyte_type_padded) != 0) ||
+      (strides == nullptr && options.require_strides && ndim > 0)) {
     return false;
   }
   std::int64_t numel = 1;
-  std::int64_t last = 0;  // offset of the farthest element, in elements
+  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
   bool contiguous = true;
+  bool counted = false;
   if (strides == nullptr) {
-    if (options.require_strides && ndim > 0) return false;
-    for (std::int32_t d = 0; d < ndim; ++d) {
-      if (shape[d] <= 0 || mul_overflows(numel, shape[d], numel)) return false;
-    }
-    last = numel - 1;
+    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+      signs |= shape[d];
+      return !mul_overflows(numel, shape[d], numel);
+    });
   } else {
-    for (std::int32_t d = ndim - 1; d >= 0; --d) {
+    // Inside out, the row-major stride of a dimension is the count so far; the common case
+    // matches it and never needs the extent compared with 1.
+    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
       const std::int64_t extent = shape[d];
-      const std::int64_t stride = strides[d];
-      std::int64_t reach = 0;
-      if (extent <= 0 || stride < 0 || mul_overflows(stride, extent - 1, reach) ||
-          add_overflows(last, reach, last)) {
+      signs |= extent;
+      if (DLPACKPP_UNLIKELY(strides[d] != numel) && extent != 1) {
+        contiguous = false;
         return false;
       }
-      // Walking inside out, the row-major stride of `d` is the count so far.
-      contiguous = contiguous && (extent == 1 || stride == numel);
-      if (mul_overflows(numel, extent, numel)) return false;
+      return !mul_overflows(numel, extent, numel);
+    });
+  }
+  if (DLPACKPP_LIKELY(counted)) {
+    // Contiguous (or NULL strides): the span is the count. Empty or negative extents make
+    // `signs | (numel - 1)` negative and are declined (unsigned, as numel may be INT64_MIN
+    // when negative extents multiplied without overflowing).
+    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
+    if ((signs | below) < 0 || !bytes_fit(t, numel)) return false;
+  } else {
+    std::int64_t span = 0;
+    if (contiguous || !strided_extent(shape, strides, ndim, numel, span) ||
+        !bytes_fit(t, numel > span ? numel : span)) {
+      return false;
     }
   }
-  // Whole bytes per lane here (sub-byte and odd widths were declined above).
-  const std::int64_t element_bytes =
-      static_cast<std::int64_t>(dtype.bits() / 8) * static_cast<std::int64_t>(dtype.lanes());
-  const auto base = reinterpret_cast<std::uintptr_t>(t.data);
-  const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
-  std::int64_t nbytes = 0;
-  std::int64_t span = 0;
-  if (t.data == nullptr || t.byte_offset > UINTPTR_MAX - base ||
-      t.byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX) ||
-      mul_overflows(numel, element_bytes, nbytes) || last == INT64_MAX ||
-      mul_overflows(last + 1, element_bytes, span) ||
-      static_cast<std::uint64_t>(span) > UINTPTR_MAX - first) {
-    return false;
-  }
   const std::size_t alignment = options.alignment;
-  if (alignment != 0 && ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0)) {
-    return false;
+  if (alignment != 0) {
+    const std::uintptr_t first =
+        reinterpret_cast<std::uintptr_t>(t.data) + static_cast<std::uintptr_t>(t.byte_offset);
+    if ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0) return false;
   }
   facts.numel = numel;
   facts.contiguous = contiguous;
@@ -2349,8 +2664,8 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 
 #include <cstddef>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <type_traits>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -2371,7 +2686,8 @@ DLPACKPP_HOST_DEVICE inline void index_out_of_range(int dim, std::int64_t i,
   static_cast<void>(dim), static_cast<void>(i), static_cast<void>(size);
   __builtin_trap();
 #else
-  std::fprintf(stderr, "dlpackpp: TensorAccessor index %lld out of range [0, %lld) in dimension %d\n",
+  std::fprintf(stderr,
+               "dlpackpp: TensorAccessor index %lld out of range [0, %lld) in dimension %d\n",
                static_cast<long long>(i), static_cast<long long>(size), dim);
   assert_fail(__FILE__, __LINE__, "TensorAccessor index out of range");
 #endif
@@ -2410,7 +2726,8 @@ class AccessorSlice {
   }
 
   /// Drops the leading dimension.
-  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
+  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](
+      std::int64_t i) const noexcept {
     check_index(first_dim_, i, layout_.sizes[0]);
     if constexpr (N == 1) {
       return data_[i * layout_.strides[0]];
@@ -2420,9 +2737,13 @@ class AccessorSlice {
     }
   }
   /// Extent of dimension d of this slice.
-  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept { return layout_.sizes[d]; }
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t size(int d) const noexcept {
+    return layout_.sizes[d];
+  }
   /// Stride (elements) of dimension d of this slice.
-  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept { return layout_.strides[d]; }
+  DLPACKPP_HOST_DEVICE constexpr std::int64_t stride(int d) const noexcept {
+    return layout_.strides[d];
+  }
   /// The slice's first element.
   DLPACKPP_HOST_DEVICE constexpr T* data() const noexcept { return data_; }
 
@@ -2478,7 +2799,8 @@ class TensorAccessor {
 
   /// Index the leading dimension: an element for N == 1, a rank N-1 slice otherwise.
   template <int M = N, std::enable_if_t<(M >= 1), int> = 0>
-  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
+  DLPACKPP_HOST_DEVICE DLPACKPP_FORCE_INLINE decltype(auto) operator[](
+      std::int64_t i) const noexcept {
     return detail::AccessorSlice<T, N>(data_, sizes_, strides_, 0)[i];
   }
 
@@ -2507,98 +2829,6 @@ DLPACKPP_END_NAMESPACE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/detail/layout.hpp" (already inlined)
-// #include "dlpackpp/detail/view_arrays.hpp" (inlined below)
-// ---- begin dlpackpp/detail/view_arrays.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-/// @file
-/// ViewArrays: where a TensorView's shape and strides live, so the view itself reads as its
-/// public contract.
-
-// #include "dlpackpp/detail/config.hpp" (already inlined)
-// #include "dlpackpp/detail/layout.hpp" (already inlined)
-// #include "dlpackpp/detail/shared_array.hpp" (already inlined)
-
-#include <cstddef>
-#include <cstdint>
-
-DLPACKPP_BEGIN_NAMESPACE
-namespace detail {
-
-/// A view's shape and strides: the producer's arrays where it sent them, otherwise values
-/// kept inline (compact strides for NULL, copies for raw-parts views), or on a shared heap
-/// block above DLPACKPP_VIEW_INLINE_NDIM. A NULL pointer means "inline", so the object never
-/// points into itself and plain copies stay valid.
-class ViewArrays {
-  static constexpr int inline_ndim = DLPACKPP_VIEW_INLINE_NDIM;
-
- public:
-  /// Borrows the producer's arrays; NULL strides become compact row-major strides, which
-  /// allocate only above DLPACKPP_VIEW_INLINE_NDIM dimensions.
-  void borrow(const std::int64_t* shape, const std::int64_t* strides, int ndim) {
-    shape_ = shape;
-    strides_ = strides;
-    if (strides == nullptr && ndim > 0) {
-      if (DLPACKPP_UNLIKELY(ndim > inline_ndim)) {
-        copy_to_heap(shape, nullptr, ndim);
-        shape_ = shape;
-      } else {
-        write_compact_strides(shape, ndim, inline_ + inline_ndim);
-      }
-    }
-  }
-
-  /// Keeps copies of both arrays, so nothing the caller passed needs to outlive the view.
-  void copy(const std::int64_t* shape, const std::int64_t* strides, int ndim) {
-    if (ndim > inline_ndim) {
-      copy_to_heap(shape, strides, ndim);
-      return;
-    }
-    for (int d = 0; d < ndim; ++d) {
-      inline_[d] = shape[d];
-      inline_[inline_ndim + d] = strides[d];
-    }
-    shape_ = nullptr;
-    strides_ = nullptr;
-    heap_ = SharedArray<std::int64_t>();
-  }
-
-  /// ndim extents.
-  const std::int64_t* shape() const noexcept { return shape_ != nullptr ? shape_ : inline_; }
-  /// ndim strides, never NULL for ndim > 0.
-  const std::int64_t* strides() const noexcept {
-    return strides_ != nullptr ? strides_ : inline_ + inline_ndim;
-  }
-
- private:
-  // Rare (ranks above the inline capacity), so it stays out of the inlined path. NULL
-  // `strides` means compact.
-  DLPACKPP_COLD void copy_to_heap(const std::int64_t* shape, const std::int64_t* strides,
-                                  int ndim) {
-    const auto n = static_cast<std::size_t>(ndim);
-    SharedArray<std::int64_t> arrays(2 * n);
-    std::int64_t* out = arrays.data();
-    for (std::size_t d = 0; d < n; ++d) out[d] = shape[d];
-    if (strides == nullptr) {
-      write_compact_strides(shape, ndim, out + n);
-    } else {
-      for (std::size_t d = 0; d < n; ++d) out[n + d] = strides[d];
-    }
-    shape_ = out;
-    strides_ = out + n;
-    heap_ = static_cast<SharedArray<std::int64_t>&&>(arrays);
-  }
-
-  const std::int64_t* shape_ = nullptr;
-  const std::int64_t* strides_ = nullptr;
-  SharedArray<std::int64_t> heap_;
-  // Written before it is read, never zero-filled: views are made on hot paths.
-  std::int64_t inline_[2 * inline_ndim];
-};
-
-}  // namespace detail
-DLPACKPP_END_NAMESPACE
-
-// ---- end dlpackpp/detail/view_arrays.hpp ----
 // #include "dlpackpp/detail/view_errors.hpp" (inlined below)
 // ---- begin dlpackpp/detail/view_errors.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -2609,8 +2839,8 @@ DLPACKPP_END_NAMESPACE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
-// #include "dlpackpp/dtype.hpp" (already inlined)
 // #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
 // #include "dlpackpp/flags.hpp" (already inlined)
 // #include "dlpackpp/int_span.hpp" (already inlined)
@@ -2671,35 +2901,79 @@ inline void* first_element(const DLTensor& t) noexcept {
                                  static_cast<std::uintptr_t>(t.byte_offset));
 }
 
-/// Typed access to the elements at `first` as T: dtype, writability, alignment.
+/// Typed access as T reads a DLPack bool as C++ bool only through BoolByte.
 template <class T>
-Result<void> element_problem(DataType dtype, std::uint64_t flags, const void* first) {
+constexpr void assert_not_bool() noexcept {
   static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
                 "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
                 "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
                 "tensors as dlpackpp::BoolByte");
+}
+
+// The rules of typed access, one predicate each, shared by the fast checks (*_ok) and the
+// diagnoses (*_problem) below.
+template <class T>
+constexpr bool writable_as(std::uint64_t flags) noexcept {
+  return std::is_const<T>::value || (flags & flag::read_only) == 0;
+}
+template <class T>
+inline bool aligned_as(const void* first) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
+}
+/// Elements have addresses unless they are packed below one byte.
+constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
+  return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
+}
+
+/// Typed access to the elements at `first` as T is allowed: dtype, writability, alignment.
+template <class T>
+DLPACKPP_FORCE_INLINE bool element_ok(DataType dtype, std::uint64_t flags,
+                                      const void* first) noexcept {
+  assert_not_bool<T>();
+  return dtype == dtype_of<T> && writable_as<T>(flags) && aligned_as<T>(first);
+}
+
+/// An accessor of rank N over the elements is allowed: element_ok(), the rank, addresses.
+template <class T, int N>
+DLPACKPP_FORCE_INLINE bool accessor_ok(DataType dtype, std::uint64_t flags, int ndim,
+                                       const void* first) noexcept {
+  return element_ok<T>(dtype, flags, first) && ndim == N && addressable(dtype, flags);
+}
+
+/// Why element_ok() refuses: the first failing rule as an Error.
+template <class T>
+Result<void> element_problem(DataType dtype, std::uint64_t flags, const void* first) {
+  assert_not_bool<T>();
   constexpr DataType wanted = dtype_of<T>;
   if (DLPACKPP_UNLIKELY(dtype != wanted)) return dtype_error(dtype, wanted, "accessed as ");
-  if (!std::is_const<T>::value && DLPACKPP_UNLIKELY((flags & flag::read_only) != 0)) {
-    return read_only_error();
-  }
-  const auto address = reinterpret_cast<std::uintptr_t>(first);
-  if (DLPACKPP_UNLIKELY((address & (alignof(T) - 1)) != 0)) {
-    return misaligned_error(address, alignof(T), wanted);
+  if (DLPACKPP_UNLIKELY(!writable_as<T>(flags))) return read_only_error();
+  if (DLPACKPP_UNLIKELY(!aligned_as<T>(first))) {
+    return misaligned_error(reinterpret_cast<std::uintptr_t>(first), alignof(T), wanted);
   }
   return {};
 }
 
-/// An accessor of rank N over the elements: element_problem(), the rank, addressability.
+/// Why accessor_ok() refuses: the first failing rule as an Error.
 template <class T, int N>
 Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, const void* first) {
   Result<void> ok = element_problem<T>(dtype, flags, first);
   if (DLPACKPP_UNLIKELY(!ok)) return ok;
   if (DLPACKPP_UNLIKELY(ndim != N)) return rank_error(ndim, N, "accessor rank is ");
-  if (DLPACKPP_UNLIKELY(dtype.is_subbyte() && (flags & flag::is_subbyte_type_padded) == 0)) {
-    return packed_error(dtype);
-  }
+  if (DLPACKPP_UNLIKELY(!addressable(dtype, flags))) return packed_error(dtype);
   return {};
+}
+
+/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
+/// nothing but the tensor's address, so the hot caller prepares no arguments.
+template <class T>
+DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
+  return element_problem<T>(t.dtype, flags, first_element(t)).error();
+}
+
+/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
+template <class T, int N>
+DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
+  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
 }
 
 /// require_shape(): rank, then the wildcard's range, then the first differing extent.
@@ -2715,8 +2989,7 @@ inline Result<void> shape_problem(IntSpan actual, IntSpan expected) {
                         ", must be >= 0 or -1 (any)");
     }
     if (DLPACKPP_UNLIKELY(want != -1 && want != actual[d])) {
-      return make_error(Errc::shape_mismatch, "shape[", d, "] is ", actual[d], ", required ",
-                        want);
+      return make_error(Errc::shape_mismatch, "shape[", d, "] is ", actual[d], ", required ", want);
     }
   }
   return {};
@@ -2726,6 +2999,101 @@ inline Result<void> shape_problem(IntSpan actual, IntSpan expected) {
 DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/detail/view_errors.hpp ----
+// #include "dlpackpp/detail/view_storage.hpp" (inlined below)
+// ---- begin dlpackpp/detail/view_storage.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// ViewStorage: what a TensorView holds (the viewed DLTensor and room for the shape and
+/// strides it must keep itself), so the view class reads as its public contract.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/layout.hpp" (already inlined)
+// #include "dlpackpp/detail/shared_array.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// A copy of the viewed DLTensor whose shape and strides point at the producer's arrays
+/// where it sent them. Values the view must keep itself (compact strides for NULL, copies
+/// for a view of raw parts) live inline up to DLPACKPP_VIEW_INLINE_NDIM dimensions, above it
+/// on a shared heap block. Inline values are marked by a NULL pointer in the copy, never by a
+/// pointer into this object, so that plain copies of it stay valid.
+class ViewStorage {
+  static constexpr int inline_ndim = DLPACKPP_VIEW_INLINE_NDIM;
+
+ public:
+  /// Views `t`'s own arrays; NULL strides become compact row-major strides, kept inline (no
+  /// allocation) up to DLPACKPP_VIEW_INLINE_NDIM dimensions.
+  DLPACKPP_FORCE_INLINE void borrow(const DLTensor& t) {
+    tensor_ = t;
+    if (t.strides == nullptr && t.ndim > 0) {
+      if (DLPACKPP_UNLIKELY(t.ndim > inline_ndim)) {
+        compact_strides_to_heap();
+      } else {
+        write_compact_strides(t.shape, static_cast<int>(t.ndim), inline_ + inline_ndim);
+      }
+    }
+  }
+
+  /// Keeps copies of both arrays (strides normalized already), so nothing the caller passed
+  /// needs to outlive the view.
+  void copy_arrays() {
+    const int ndim = static_cast<int>(tensor_.ndim);
+    if (ndim == 0) return;
+    const std::int64_t* shape = this->shape();
+    const std::int64_t* strides = this->strides();  // may live in heap_: replaced last
+    SharedArray<std::int64_t> heap;
+    std::int64_t* out = inline_;
+    std::size_t capacity = inline_ndim;
+    if (ndim > inline_ndim) {
+      capacity = static_cast<std::size_t>(ndim);
+      heap = SharedArray<std::int64_t>(2 * capacity);
+      out = heap.data();
+    }
+    for (int d = 0; d < ndim; ++d) {
+      out[d] = shape[d];
+      out[capacity + static_cast<std::size_t>(d)] = strides[d];
+    }
+    tensor_.shape = ndim > inline_ndim ? out : nullptr;
+    tensor_.strides = ndim > inline_ndim ? out + capacity : nullptr;
+    heap_ = static_cast<SharedArray<std::int64_t>&&>(heap);
+  }
+
+  /// The viewed tensor as copied; shape or strides are NULL where the values are inline.
+  const DLTensor& tensor() const noexcept { return tensor_; }
+  /// ndim extents.
+  const std::int64_t* shape() const noexcept {
+    return tensor_.shape != nullptr ? tensor_.shape : inline_;
+  }
+  /// ndim strides, never NULL for ndim > 0.
+  const std::int64_t* strides() const noexcept {
+    return tensor_.strides != nullptr ? tensor_.strides : inline_ + inline_ndim;
+  }
+
+ private:
+  // Rare (ranks above the inline capacity), so it stays out of the inlined path.
+  DLPACKPP_COLD void compact_strides_to_heap() {
+    const auto ndim = static_cast<std::size_t>(tensor_.ndim);
+    SharedArray<std::int64_t> strides(ndim);
+    write_compact_strides(tensor_.shape, static_cast<int>(ndim), strides.data());
+    tensor_.strides = strides.data();
+    heap_ = static_cast<SharedArray<std::int64_t>&&>(strides);
+  }
+
+  DLTensor tensor_;
+  SharedArray<std::int64_t> heap_;
+  // Written before it is read, never zero-filled: views are made on hot paths.
+  std::int64_t inline_[2 * inline_ndim];
+};
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/detail/view_storage.hpp ----
 // #include "dlpackpp/device.hpp" (already inlined)
 // #include "dlpackpp/dlpack.hpp" (already inlined)
 // #include "dlpackpp/dtype.hpp" (already inlined)
@@ -2868,24 +3236,30 @@ class TensorView {
                                      IntSpan strides = {}, Device device = Device::cpu(),
                                      std::uint64_t byte_offset = 0) {
     DLTensor t;
-    Result<void> parts = detail::describe_parts(data, dtype, shape, strides, device, byte_offset, t);
+    Result<void> parts =
+        detail::describe_parts(data, dtype, shape, strides, device, byte_offset, t);
     if (!parts) return parts.error();
     Result<TensorView> view = try_from(t);
-    if (view) view->arrays_.copy(view->shape_data(), view->strides_data(), view->ndim_);
+    if (view) view->storage_.copy_arrays();
     return view;
   }
   /// A view without validation, for tensors the caller vouches for (already validated, or
   /// from a trusted producer). Allocates only for NULL strides above
   /// DLPACKPP_VIEW_INLINE_NDIM dimensions.
-  static TensorView unchecked(const DLTensor& tensor, std::uint64_t flags = 0) {
+  DLPACKPP_FORCE_INLINE static TensorView unchecked(const DLTensor& tensor,
+                                                    std::uint64_t flags = 0) {
+    const auto ndim = static_cast<int>(tensor.ndim);
     detail::TensorFacts facts;
-    detail::count_and_density(tensor.shape, tensor.strides, static_cast<int>(tensor.ndim),
-                              facts.numel, facts.contiguous);
+    if (tensor.strides != nullptr) {
+      detail::count_and_density(tensor.shape, tensor.strides, ndim, facts.numel, facts.contiguous);
+    } else {
+      facts.numel = detail::numel_unchecked(tensor.shape, ndim);
+    }
     return TensorView(tensor, flags, facts);
   }
 
   /// Number of dimensions.
-  int ndim() const noexcept { return ndim_; }
+  int ndim() const noexcept { return static_cast<int>(storage_.tensor().ndim); }
   /// The extents, ndim() values, borrowed from this view.
   IntSpan shape() const& noexcept DLPACKPP_LIFETIMEBOUND { return {shape_data(), dims()}; }
   /// The extents of a temporary view, by value.
@@ -2907,13 +3281,13 @@ class TensorView {
   std::int64_t numel() const noexcept { return numel_; }
   /// Bytes of the elements themselves (packed or padded sub-byte aware), not the span of a
   /// strided view.
-  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype_, numel_, flags_); }
+  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype(), numel_, flags_); }
   /// Element type.
-  DataType dtype() const noexcept { return dtype_; }
+  DataType dtype() const noexcept { return storage_.tensor().dtype; }
   /// Where the memory lives.
-  Device device() const noexcept { return device_; }
+  Device device() const noexcept { return storage_.tensor().device; }
   /// Offset of the first element from the producer's data pointer.
-  std::uint64_t byte_offset() const noexcept { return byte_offset_; }
+  std::uint64_t byte_offset() const noexcept { return storage_.tensor().byte_offset; }
   /// The managed tensor's flags (ValidateOptions::flags for a bare DLTensor).
   std::uint64_t flags() const noexcept { return flags_; }
   /// True when the producer forbade writes (READ_ONLY).
@@ -2934,14 +3308,20 @@ class TensorView {
   /// address is aligned for T.
   template <class T>
   T* data() const {
-    return try_data<T>().value();
+    void* p = first();
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
+      throw_error(detail::element_error<T>(storage_.tensor(), flags_));
+    }
+    return static_cast<T*>(p);
   }
   /// Non-throwing data<T>().
   template <class T>
   Result<T*> try_data() const {
-    Result<void> ok = element_problem<T>();
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    return static_cast<T*>(first());
+    void* p = first();
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
+      return detail::element_error<T>(storage_.tensor(), flags_);
+    }
+    return static_cast<T*>(p);
   }
 
   /// Errc::dtype_mismatch unless dtype() == expected.
@@ -2949,35 +3329,49 @@ class TensorView {
   /// As above; a temporary view is returned by value so a kept reference cannot dangle.
   TensorView require_dtype(DataType expected) && { return ok(dtype_problem(expected)); }
   /// Non-throwing require_dtype().
-  Result<TensorView> try_require_dtype(DataType expected) const { return or_error(dtype_problem(expected)); }
+  Result<TensorView> try_require_dtype(DataType expected) const {
+    return or_error(dtype_problem(expected));
+  }
   /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
   template <class T>
-  const TensorView& require_dtype() const& { return require_dtype(dtype_of<T>); }
+  const TensorView& require_dtype() const& {
+    return require_dtype(dtype_of<T>);
+  }
   /// As above, for a temporary view.
   template <class T>
-  TensorView require_dtype() && { return std::move(*this).require_dtype(dtype_of<T>); }
+  TensorView require_dtype() && {
+    return std::move(*this).require_dtype(dtype_of<T>);
+  }
   /// Non-throwing require_dtype<T>().
   template <class T>
-  Result<TensorView> try_require_dtype() const { return try_require_dtype(dtype_of<T>); }
+  Result<TensorView> try_require_dtype() const {
+    return try_require_dtype(dtype_of<T>);
+  }
   /// Errc::rank_mismatch unless ndim() == expected.
   const TensorView& require_ndim(int expected) const& { return ok(ndim_problem(expected)); }
   /// As above, for a temporary view.
   TensorView require_ndim(int expected) && { return ok(ndim_problem(expected)); }
   /// Non-throwing require_ndim().
-  Result<TensorView> try_require_ndim(int expected) const { return or_error(ndim_problem(expected)); }
+  Result<TensorView> try_require_ndim(int expected) const {
+    return or_error(ndim_problem(expected));
+  }
   /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
   /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
   const TensorView& require_shape(IntSpan expected) const& { return ok(shape_problem(expected)); }
   /// As above, for a temporary view.
   TensorView require_shape(IntSpan expected) && { return ok(shape_problem(expected)); }
   /// Non-throwing require_shape().
-  Result<TensorView> try_require_shape(IntSpan expected) const { return or_error(shape_problem(expected)); }
+  Result<TensorView> try_require_shape(IntSpan expected) const {
+    return or_error(shape_problem(expected));
+  }
   /// Errc::device_mismatch unless device() == expected.
   const TensorView& require_device(Device expected) const& { return ok(device_problem(expected)); }
   /// As above, for a temporary view.
   TensorView require_device(Device expected) && { return ok(device_problem(expected)); }
   /// Non-throwing require_device().
-  Result<TensorView> try_require_device(Device expected) const { return or_error(device_problem(expected)); }
+  Result<TensorView> try_require_device(Device expected) const {
+    return or_error(device_problem(expected));
+  }
   /// Errc::not_contiguous unless is_contiguous().
   const TensorView& require_contiguous() const& { return ok(contiguous_problem()); }
   /// As above, for a temporary view.
@@ -2996,24 +3390,32 @@ class TensorView {
   bool is_contiguous() const noexcept { return contiguous_; }
   /// Column-major dense (Fortran order), with the same allowances.
   bool is_fortran_contiguous() const noexcept {
-    return detail::dense_in_order(shape_data(), strides_data(), ndim_, true);
+    return detail::dense_in_order(shape_data(), strides_data(), ndim(), true);
   }
   /// Dense under some permutation of the dimensions: no gaps, no overlaps, positive strides.
-  bool is_compact() const noexcept;
+  bool is_compact() const noexcept {
+    return numel_ == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
+  }
 
   /// A typed, strided accessor of rank N, checked once: dtype, rank, writability for a
   /// non-const T, alignment, and addressable elements (packed sub-byte types are not:
   /// Errc::unsupported_dtype).
   template <class T, int N>
   TensorAccessor<T, N> accessor() const {
-    return try_accessor<T, N>().value();
+    void* p = first();
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
+      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_));
+    }
+    return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
   /// Non-throwing accessor<T, N>().
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const {
-    Result<void> ok = detail::accessor_problem<T, N>(dtype_, flags_, ndim_, first());
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    return TensorAccessor<T, N>(static_cast<T*>(first()), shape_data(), strides_data());
+    void* p = first();
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
+      return detail::accessor_error<T, N>(storage_.tensor(), flags_);
+    }
+    return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
 
   /// A DLTensor describing this view with its normalized strides; its shape/strides point
@@ -3036,23 +3438,20 @@ class TensorView {
   template <class DLManaged>
   friend class BasicManagedTensor;
 
-  TensorView(const DLTensor& t, std::uint64_t flags, const detail::TensorFacts& facts)
-      : data_(t.data),
-        byte_offset_(t.byte_offset), flags_(flags), numel_(facts.numel),
-        ndim_(static_cast<int>(t.ndim)), dtype_(t.dtype), device_(t.device),
-        contiguous_(facts.contiguous) {
-    arrays_.borrow(t.shape, t.strides, ndim_);
+  DLPACKPP_FORCE_INLINE TensorView(const DLTensor& t, std::uint64_t flags,
+                                   const detail::TensorFacts& facts)
+      : flags_(flags), numel_(facts.numel), contiguous_(facts.contiguous) {
+    storage_.borrow(t);
   }
 
-  std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim_); }
-  const std::int64_t* shape_data() const noexcept { return arrays_.shape(); }
-  const std::int64_t* strides_data() const noexcept { return arrays_.strides(); }
-  void* first() const noexcept {
-    return data_ == nullptr ? nullptr : static_cast<char*>(data_) + byte_offset_;
-  }
+  std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim()); }
+  const std::int64_t* shape_data() const noexcept { return storage_.shape(); }
+  const std::int64_t* strides_data() const noexcept { return storage_.strides(); }
+  void* first() const noexcept { return detail::first_element(storage_.tensor()); }
   Result<std::int64_t> at(const std::int64_t* values, int d) const {
-    const int i = d < 0 ? d + ndim_ : d;
-    if (DLPACKPP_UNLIKELY(i < 0 || i >= ndim_)) return detail::dim_error(d, ndim_);
+    const int n = ndim();
+    const int i = d < 0 ? d + n : d;
+    if (DLPACKPP_UNLIKELY(i < 0 || i >= n)) return detail::dim_error(d, n);
     return values[i];
   }
 
@@ -3069,19 +3468,30 @@ class TensorView {
     if (DLPACKPP_UNLIKELY(!problem)) return problem.error();
     return *this;
   }
+  // The mismatch errors take only the view's address and the expectation, so a passing
+  // check prepares no arguments for the failing one.
+  DLPACKPP_COLD Error mismatch(DataType expected) const {
+    return detail::dtype_error(dtype(), expected, "required ");
+  }
+  DLPACKPP_COLD Error mismatch(int expected) const {
+    return detail::rank_error(ndim(), expected, "required ");
+  }
+  DLPACKPP_COLD Error mismatch(Device expected) const {
+    return detail::device_error(device(), expected);
+  }
   Result<void> dtype_problem(DataType expected) const {
-    if (DLPACKPP_UNLIKELY(dtype_ != expected)) return detail::dtype_error(dtype_, expected, "required ");
+    if (DLPACKPP_UNLIKELY(dtype() != expected)) return mismatch(expected);
     return {};
   }
   Result<void> ndim_problem(int expected) const {
-    if (DLPACKPP_UNLIKELY(ndim_ != expected)) return detail::rank_error(ndim_, expected, "required ");
+    if (DLPACKPP_UNLIKELY(ndim() != expected)) return mismatch(expected);
     return {};
   }
   Result<void> shape_problem(IntSpan expected) const {
     return detail::shape_problem(shape(), expected);
   }
   Result<void> device_problem(Device expected) const {
-    if (DLPACKPP_UNLIKELY(device_ != expected)) return detail::device_error(device_, expected);
+    if (DLPACKPP_UNLIKELY(device() != expected)) return mismatch(expected);
     return {};
   }
   Result<void> contiguous_problem() const {
@@ -3095,73 +3505,26 @@ class TensorView {
     if (DLPACKPP_UNLIKELY(read_only())) return detail::read_only_error();
     return {};
   }
-  template <class T>
-  Result<void> element_problem() const {
-    return detail::element_problem<T>(dtype_, flags_, first());
-  }
 
-  void* data_;
-  detail::ViewArrays arrays_;
-  std::uint64_t byte_offset_;
+  detail::ViewStorage storage_;
   std::uint64_t flags_;
   std::int64_t numel_;
-  int ndim_;
-  DataType dtype_;
-  Device device_;
   bool contiguous_;
 };
 
-inline bool TensorView::is_compact() const noexcept {
-  const std::int64_t* shape = shape_data();
-  const std::int64_t* strides = strides_data();
-  if (numel_ == 0) return true;
-  int remaining = 0;
-  for (int d = 0; d < ndim_; ++d) remaining += shape[d] != 1 ? 1 : 0;
-  // In a dense layout each stride is the product of the smaller ones' extents, so strides
-  // grow strictly and can be matched in increasing order without sorting (or allocating).
-  std::int64_t expected = 1;
-  for (; remaining > 0; --remaining) {
-    int match = -1;
-    for (int d = 0; d < ndim_; ++d) {
-      if (shape[d] != 1 && strides[d] == expected) {
-        if (match != -1) return false;  // two dimensions share a stride: overlap
-        match = d;
-      }
-    }
-    if (match == -1) return false;
-    expected *= shape[match];
-  }
-  return true;
-}
-
 inline DLTensor TensorView::to_dltensor() const& noexcept {
-  DLTensor t{};
-  t.data = data_;
-  t.device = device_;
-  t.ndim = static_cast<decltype(t.ndim)>(ndim_);
-  t.dtype = dtype_;
-  t.shape = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(shape_data());
-  t.strides = ndim_ == 0 ? nullptr : const_cast<detail::shape_field_t>(strides_data());
-  t.byte_offset = byte_offset_;
+  DLTensor t = storage_.tensor();
+  t.shape = t.ndim == 0 ? nullptr : const_cast<detail::shape_field_t>(shape_data());
+  t.strides = t.ndim == 0 ? nullptr : const_cast<detail::shape_field_t>(strides_data());
   return t;
 }
 
 inline std::string TensorView::to_string() const {
   detail::TextBuilder s;
-  const auto list = [&s](IntSpan values) {
-    s << '[';
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (i != 0) s << ", ";
-      s << values[i];
-    }
-    s << ']';
-  };
-  s << dtype_.to_string();
-  list(shape());
-  s << " strides ";
-  list(strides());
-  s << ' ' << device_.to_string();
-  if (byte_offset_ != 0) s << " byte_offset " << byte_offset_;
+  s << dtype().to_string();
+  s.list(shape_data(), dims()) << " strides ";
+  s.list(strides_data(), dims()) << ' ' << device().to_string();
+  if (byte_offset() != 0) s << " byte_offset " << byte_offset();
   if (read_only()) s << " read_only";
   return s.take();
 }
@@ -3241,7 +3604,9 @@ class BasicManagedTensor {
   BasicManagedTensor(const BasicManagedTensor&) = delete;
   BasicManagedTensor& operator=(const BasicManagedTensor&) = delete;
   /// Takes `other`'s tensor, leaving it empty.
-  BasicManagedTensor(BasicManagedTensor&& other) noexcept : ptr_(other.ptr_) { other.ptr_ = nullptr; }
+  BasicManagedTensor(BasicManagedTensor&& other) noexcept : ptr_(other.ptr_) {
+    other.ptr_ = nullptr;
+  }
   /// Releases the current tensor and takes `other`'s, leaving it empty. Self-move is a no-op.
   BasicManagedTensor& operator=(BasicManagedTensor&& other) noexcept {
     if (this != &other) {
@@ -3259,12 +3624,14 @@ class BasicManagedTensor {
   /// from the header's is released without reading past `flags` (Errc::version_mismatch);
   /// a newer minor is accepted. A malformed tensor is released and its validation error
   /// returned. NULL is Errc::null_pointer. Never throws a validation error.
-  static Result<BasicManagedTensor> try_adopt(DLManaged* p, const ValidateOptions& options = {}) {
+  DLPACKPP_FORCE_INLINE static Result<BasicManagedTensor> try_adopt(
+      DLManaged* p, const ValidateOptions& options = {}) {
     if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options);
     return Result<BasicManagedTensor>(adopt_unchecked(p));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
-  static BasicManagedTensor adopt(DLManaged* p, const ValidateOptions& options = {}) {
+  DLPACKPP_FORCE_INLINE static BasicManagedTensor adopt(DLManaged* p,
+                                                        const ValidateOptions& options = {}) {
     if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options).value();
     return adopt_unchecked(p);
   }
@@ -3294,7 +3661,9 @@ class BasicManagedTensor {
 
   /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path); valid
   /// while this handle owns the tensor. Raw access without the flags goes through get().
-  TensorView view() const& DLPACKPP_LIFETIMEBOUND { return TensorView::unchecked(tensor(), flags()); }
+  TensorView view() const& DLPACKPP_LIFETIMEBOUND {
+    return TensorView::unchecked(tensor(), flags());
+  }
   /// Deleted: the view would outlive the temporary's tensor (its deleter runs first).
   TensorView view() const&& = delete;
 
@@ -3317,7 +3686,9 @@ class BasicManagedTensor {
     return detail::numel_unchecked(tensor().shape, static_cast<int>(tensor().ndim));
   }
   /// Bytes of the elements (packed or padded sub-byte aware).
-  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype(), numel(), flags()); }
+  std::int64_t nbytes() const noexcept {
+    return detail::nbytes_of_valid(dtype(), numel(), flags());
+  }
   /// Offset of the first element from the data pointer.
   std::uint64_t byte_offset() const noexcept { return tensor().byte_offset; }
   /// The first element (data + byte_offset), for reading.
@@ -3342,14 +3713,10 @@ class BasicManagedTensor {
   /// what TensorView::accessor<T, N>() checks, with the same errors.
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const& DLPACKPP_LIFETIMEBOUND {
-    const DLTensor& t = tensor();
-    void* first = detail::first_element(t);
-    Result<void> ok = detail::accessor_problem<T, N>(t.dtype, flags(), static_cast<int>(t.ndim), first);
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    if (t.strides != nullptr) return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, t.strides);
-    std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
-    detail::write_compact_strides(t.shape, N, compact);
-    return TensorAccessor<T, N>(static_cast<T*>(first), t.shape, compact);
+    if (DLPACKPP_UNLIKELY(!(typed_access_ok<T, N>()))) {
+      return detail::accessor_error<T, N>(tensor(), flags());
+    }
+    return typed_accessor<T, N>();
   }
   /// Deleted: the accessor would outlive the temporary's tensor.
   template <class T, int N>
@@ -3357,7 +3724,10 @@ class BasicManagedTensor {
   /// As try_accessor(), throwing on failure.
   template <class T, int N>
   TensorAccessor<T, N> accessor() const& DLPACKPP_LIFETIMEBOUND {
-    return try_accessor<T, N>().value();
+    if (DLPACKPP_UNLIKELY(!(typed_access_ok<T, N>()))) {
+      throw_error(detail::accessor_error<T, N>(tensor(), flags()));
+    }
+    return typed_accessor<T, N>();
   }
   /// Deleted: the accessor would outlive the temporary's tensor.
   template <class T, int N>
@@ -3395,9 +3765,28 @@ class BasicManagedTensor {
   }
   const DLTensor& tensor() const noexcept { return checked()->dl_tensor; }
 
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE bool typed_access_ok() const noexcept {
+    const DLTensor& t = tensor();
+    return detail::accessor_ok<T, N>(t.dtype, flags(), static_cast<int>(t.ndim),
+                                     detail::first_element(t));
+  }
+  // The accessor of a tensor typed_access_ok() accepted; NULL strides become compact ones,
+  // computed on the stack for the accessor to copy.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
+    const DLTensor& t = tensor();
+    auto* first = static_cast<T*>(detail::first_element(t));
+    if (t.strides != nullptr) return TensorAccessor<T, N>(first, t.shape, t.strides);
+    std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
+    detail::write_compact_strides(t.shape, N, compact);
+    return TensorAccessor<T, N>(first, t.shape, compact);
+  }
+
   // The common case inline and message-free: a tensor of this major that the one-pass check
   // accepts. Everything else, valid or not, takes adopt_slowly().
-  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options) noexcept {
+  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p,
+                                            const ValidateOptions& options) noexcept {
     if (p == nullptr) return false;
     detail::TensorFacts facts;
     if constexpr (is_versioned) {
@@ -3413,7 +3802,8 @@ class BasicManagedTensor {
   // The whole catalogue, reporting the first problem; releases a refused tensor.
   DLPACKPP_COLD static Result<BasicManagedTensor> adopt_slowly(DLManaged* p,
                                                                ValidateOptions options) {
-    if (p == nullptr) return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
+    if (p == nullptr)
+      return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
     BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
     if constexpr (is_versioned) {
       // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
@@ -3453,7 +3843,8 @@ template <bool Available = false>
 struct ManagedTensorUnavailable {
   static_assert(Available,
                 "dlpackpp: ManagedTensor needs DLManagedTensorVersioned (DLPack >= 1.0), but "
-                "the dlpack.h in force is " DLPACKPP_DLPACK_VERSION_STRING ". Drop "
+                "the dlpack.h in force is " DLPACKPP_DLPACK_VERSION_STRING
+                ". Drop "
                 "DLPACKPP_USE_BUNDLED_DLPACK=0 / DLPACKPP_USE_SYSTEM_DLPACK=ON / "
                 "DLPACKPP_DLPACK_HEADER to use the bundled DLPack 1.3 header, include a newer "
                 "dlpack.h first, or use LegacyManagedTensor");
@@ -3510,7 +3901,8 @@ struct ConversionWrapper {
 /// A versioned tensor that owns `legacy`; the legacy deleter stays responsible for the
 /// memory and runs exactly once. `flags` are the new tensor's flags (e.g. flag::read_only).
 /// On failure `legacy` is left untouched.
-inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
+inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy,
+                                              std::uint64_t flags = 0) {
   if (!legacy) return detail::make_error(Errc::null_pointer, "to_versioned of an empty handle");
   // New flags can change what the tensor means (IS_SUBBYTE_TYPE_PADDED changes its byte
   // size), so it is checked again under them.
@@ -3535,7 +3927,8 @@ inline ManagedTensor to_versioned(LegacyManagedTensor&& legacy, std::uint64_t fl
 /// tensors carry no flags, so a READ_ONLY tensor is refused (Errc::read_only) unless
 /// `drop_read_only`, and a padded sub-byte one always is (Errc::invalid_flags). A tensor
 /// that to_versioned() wrapped comes back unwrapped. On failure `tensor` is left untouched.
-inline Result<LegacyManagedTensor> try_to_legacy(ManagedTensor&& tensor, bool drop_read_only = false) {
+inline Result<LegacyManagedTensor> try_to_legacy(ManagedTensor&& tensor,
+                                                 bool drop_read_only = false) {
   if (!tensor) return detail::make_error(Errc::null_pointer, "to_legacy of an empty handle");
   if (tensor.read_only() && !drop_read_only) {
     return detail::make_error(Errc::read_only,
@@ -3602,6 +3995,18 @@ struct is_managed_handle : std::false_type {};
 template <class M>
 struct is_managed_handle<BasicManagedTensor<M>> : std::true_type {};
 
+/// DLPackVersion for a versioned struct, for sizing fill_managed()'s check.
+template <class M, class = void>
+struct version_field {
+  using type = char;
+};
+template <class M>
+struct version_field<M, std::void_t<decltype(M{}.version)>> {
+  using type = decltype(M{}.version);
+};
+template <class M>
+using DLPackVersionOrNothing = typename version_field<M>::type;
+
 /// The struct a handle owns, and its deleter's signature.
 template <class Handle>
 using managed_of = typename Handle::managed_type;
@@ -3609,26 +4014,31 @@ using managed_of = typename Handle::managed_type;
 /// One heap block per export: the C struct, the owner, then shape and strides.
 template <class M, class Owner>
 struct ExportBlock {
-  M managed;
+  M managed;  // left uninitialized here: make_export() writes every field
   Owner owner;
 
-  static constexpr std::size_t alignment =
-      alignof(ExportBlock) > alignof(std::int64_t) ? alignof(ExportBlock) : alignof(std::int64_t);
+  // Constrained so it never stands in for the (unused) copy and move constructors.
+  template <class O, class = std::enable_if_t<!std::is_same<std::decay_t<O>, ExportBlock>::value>>
+  explicit ExportBlock(O&& o) : owner(std::forward<O>(o)) {}
+
+  static constexpr std::size_t alignment = alignof(ExportBlock) > alignof(std::int64_t)
+                                               ? alignof(ExportBlock)
+                                               : alignof(std::int64_t);
   // Shape and strides start at the first int64-aligned byte after the block.
-  static constexpr std::size_t arrays_offset =
-      (sizeof(ExportBlock) + alignof(std::int64_t) - 1) / alignof(std::int64_t) * alignof(std::int64_t);
+  static constexpr std::size_t arrays_offset = (sizeof(ExportBlock) + alignof(std::int64_t) - 1) /
+                                               alignof(std::int64_t) * alignof(std::int64_t);
   static constexpr bool over_aligned = alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
   static void* allocate(std::size_t bytes) {
     if constexpr (over_aligned) {
-      return ::operator new(bytes, std::align_val_t{alignment});
+      return ::operator new (bytes, std::align_val_t{alignment});
     } else {
       return ::operator new(bytes);
     }
   }
   static void deallocate(void* raw) noexcept {
     if constexpr (over_aligned) {
-      ::operator delete(raw, std::align_val_t{alignment});
+      ::operator delete (raw, std::align_val_t{alignment});
     } else {
       ::operator delete(raw);
     }
@@ -3647,12 +4057,36 @@ DLPACKPP_COLD inline Error capacity_error(std::int64_t numel, std::int64_t capac
                     capacity);
 }
 
+/// Every field of `m`, written one by one (the block is not zero-filled first). A header
+/// whose struct has fields beyond DLPack's (none does) gets the rest zeroed.
+template <class M>
+DLPACKPP_FORCE_INLINE void fill_managed(M& m, const DLTensor& t, void* ctx, void (*deleter)(M*),
+                                        std::uint64_t flags) noexcept {
+  constexpr bool versioned =
+      is_managed_handle<BasicManagedTensor<M>>::value && BasicManagedTensor<M>::is_versioned;
+  constexpr std::size_t known_fields =
+      sizeof(DLTensor) + sizeof(void*) + sizeof(deleter) +
+      (versioned ? sizeof(DLPackVersionOrNothing<M>) + sizeof(std::uint64_t) : 0);
+  if constexpr (sizeof(M) != known_fields) std::memset(static_cast<void*>(&m), 0, sizeof(M));
+  m.dl_tensor = t;
+  m.manager_ctx = ctx;
+  m.deleter = deleter;
+  if constexpr (versioned) {
+    m.version.major = DLPACKPP_DLPACK_MAJOR;
+    m.version.minor = DLPACKPP_DLPACK_MINOR;
+    m.flags = flags;
+  } else {
+    static_cast<void>(flags);
+  }
+}
+
 /// Builds and validates the export, consuming `owner` only on success. `capacity`, when not
 /// negative, is how many elements the memory holds: a shape with more is refused.
 template <class Handle, class Owner>
-Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan strides,
-                           Device device, Owner&& owner, std::uint64_t flags,
-                           std::int64_t capacity = -1, std::uint64_t byte_offset = 0) {
+DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, IntSpan shape,
+                                                 IntSpan strides, Device device, Owner&& owner,
+                                                 std::uint64_t flags, std::int64_t capacity = -1,
+                                                 std::uint64_t byte_offset = 0) {
   static_assert(is_managed_handle<Handle>::value,
                 "the first template argument must be ManagedTensor or LegacyManagedTensor");
   using M = managed_of<Handle>;
@@ -3672,7 +4106,7 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
   // ndim > DLPACKPP_VIEW_INLINE_NDIM, breaking "one allocation per export".
   DLTensor t;
   Result<void> parts = describe_parts(data, dtype, shape, strides, device, byte_offset, t);
-  if (!parts) return parts.error();
+  if (DLPACKPP_UNLIKELY(!parts)) return parts.error();
   ValidateOptions options;
   options.flags = flags;
   TensorFacts facts;
@@ -3682,17 +4116,22 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
     return capacity_error(facts.numel, capacity);
   }
 
-  const auto n = shape.size();
-  void* raw = Block::allocate(Block::arrays_offset + 2 * n * sizeof(std::int64_t));
+  // From here on the parts are trusted: copied and completed without a second check.
+  const auto n = static_cast<int>(shape.size());
+  void* raw = Block::allocate(Block::arrays_offset + 2 * shape.size() * sizeof(std::int64_t));
   auto* arrays = reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + Block::arrays_offset);
-  for (std::size_t i = 0; i < n; ++i) {
-    ::new (static_cast<void*>(arrays + i)) std::int64_t(shape[i]);
-    if (!strides.empty()) ::new (static_cast<void*>(arrays + n + i)) std::int64_t(strides[i]);
-  }
+  const std::int64_t* from = shape.data();
   if (strides.empty()) {
     // Exports always carry strides: DLPack >= 1.2 requires them, so consumers need not
-    // derive them. Validation proved they fit.
-    write_compact_strides(arrays, static_cast<int>(n), arrays + n);
+    // derive them. Validation proved they fit; they are written as the shape is copied.
+    static_cast<void>(compact_strides(from, n, arrays + n, arrays));
+  } else {
+    const std::int64_t* from_strides = strides.data();
+    each_dim_inside_out(n, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+      arrays[d] = from[d];
+      arrays[n + d] = from_strides[d];
+      return true;
+    });
   }
   struct FreeOnThrow {
     void* raw;
@@ -3700,20 +4139,12 @@ Result<Handle> make_export(void* data, DataType dtype, IntSpan shape, IntSpan st
       if (raw != nullptr) Block::deallocate(raw);
     }
   } guard{raw};
-  auto* block = ::new (raw) Block{M{}, O(std::forward<Owner>(owner))};
+  auto* block = ::new (raw) Block(std::forward<Owner>(owner));
   guard.raw = nullptr;
-  M& m = block->managed;
-  m.dl_tensor = t;
-  m.dl_tensor.shape = n > 0 ? arrays : nullptr;
-  m.dl_tensor.strides = n > 0 ? arrays + n : nullptr;
-  m.manager_ctx = block;
-  m.deleter = &Block::deleter;
-  if constexpr (Handle::is_versioned) {
-    m.version.major = DLPACKPP_DLPACK_MAJOR;
-    m.version.minor = DLPACKPP_DLPACK_MINOR;
-    m.flags = flags;
-  }
-  return Handle::adopt_unchecked(&m);
+  t.shape = n > 0 ? arrays : nullptr;
+  t.strides = n > 0 ? arrays + n : nullptr;
+  fill_managed(block->managed, t, block, &Block::deleter, flags);
+  return Handle::adopt_unchecked(&block->managed);
 }
 
 /// Owns a block from operator new with 256-byte alignment.
@@ -3734,8 +4165,8 @@ struct AlignedBuffer {
 
 /// An element count as make_export's capacity (counts past int64 cap no shape anyway).
 constexpr std::int64_t clamp_count(std::size_t count) noexcept {
-  return count > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX
-                                                       : static_cast<std::int64_t>(count);
+  const std::uint64_t wide = count;  // a variable: no "always false" warning at 32 bits
+  return wide > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(wide);
 }
 
 /// READ_ONLY for a const element type, which only a versioned tensor can say.
@@ -3755,15 +4186,18 @@ constexpr std::uint64_t export_flags() noexcept {
 /// are validated first; on failure `owner` is not consumed. For example
 /// `wrap(p, DataType::float32(), {2, 3}, {}, Device::cuda(0), CudaFree{p})`.
 template <class Handle = DefaultManagedTensor, class Owner>
-Result<Handle> try_wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides, Device device,
-                        Owner&& owner, std::uint64_t flags = 0, std::uint64_t byte_offset = 0) {
+DLPACKPP_FORCE_INLINE Result<Handle> try_wrap(void* data, DataType dtype, IntSpan shape,
+                                              IntSpan strides, Device device, Owner&& owner,
+                                              std::uint64_t flags = 0,
+                                              std::uint64_t byte_offset = 0) {
   return detail::make_export<Handle>(data, dtype, shape, strides, device,
                                      std::forward<Owner>(owner), flags, -1, byte_offset);
 }
 /// As try_wrap, throwing on failure.
 template <class Handle = DefaultManagedTensor, class Owner>
-Handle wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides, Device device,
-            Owner&& owner, std::uint64_t flags = 0, std::uint64_t byte_offset = 0) {
+DLPACKPP_FORCE_INLINE Handle wrap(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                                  Device device, Owner&& owner, std::uint64_t flags = 0,
+                                  std::uint64_t byte_offset = 0) {
   return try_wrap<Handle>(data, dtype, shape, strides, device, std::forward<Owner>(owner), flags,
                           byte_offset)
       .value();
@@ -3782,8 +4216,8 @@ Result<Handle> try_from_vector(std::vector<T, Alloc>&& values, IntSpan shape) {
                               " elements but the vector has ", values.size());
   }
   void* data = values.data();
-  return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(),
-                                     std::move(values), 0);
+  return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(values),
+                                     0);
 }
 /// As try_from_vector, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T, class Alloc>
@@ -3818,8 +4252,7 @@ Result<Handle> try_from_unique_ptr(std::unique_ptr<T[], D>&& ptr, std::size_t co
                                    IntSpan shape) {
   void* data = const_cast<std::remove_const_t<T>*>(ptr.get());
   return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(ptr),
-                                     detail::export_flags<Handle, T>(),
-                                     detail::clamp_count(count));
+                                     detail::export_flags<Handle, T>(), detail::clamp_count(count));
 }
 /// As try_from_unique_ptr, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T, class D>
@@ -3849,8 +4282,7 @@ template <class Handle = DefaultManagedTensor, class T>
 Result<Handle> try_from_shared_ptr(std::shared_ptr<T[]> ptr, std::size_t count, IntSpan shape) {
   void* data = const_cast<std::remove_const_t<T>*>(ptr.get());
   return detail::make_export<Handle>(data, dtype_of<T>, shape, {}, Device::cpu(), std::move(ptr),
-                                     detail::export_flags<Handle, T>(),
-                                     detail::clamp_count(count));
+                                     detail::export_flags<Handle, T>(), detail::clamp_count(count));
 }
 /// As try_from_shared_ptr, throwing on failure.
 template <class Handle = DefaultManagedTensor, class T>
@@ -3876,8 +4308,14 @@ Result<Handle> try_allocate(DataType dtype, IntSpan shape, Device device = Devic
   }
   const Result<std::int64_t> numel = detail::try_numel(shape);
   if (!numel) return numel.error();
-  const Result<std::int64_t> bytes = dtype.try_storage_bytes(*numel);
+  // Padded sub-byte elements take a byte each: the buffer must hold what the export claims.
+  const bool padded = (flags & flag::is_subbyte_type_padded) != 0;
+  const Result<std::int64_t> bytes = dtype.try_storage_bytes(*numel, padded);
   if (!bytes) return bytes.error();
+  if (!detail::fits_size_t(*bytes)) {
+    return detail::make_error(Errc::size_overflow, "allocate needs ", *bytes,
+                              " bytes, more than size_t holds");
+  }
   detail::AlignedBuffer buffer(static_cast<std::size_t>(*bytes));
   std::memset(buffer.ptr, 0, static_cast<std::size_t>(*bytes));
   void* data = *numel == 0 ? nullptr : buffer.ptr;
@@ -3893,6 +4331,604 @@ Handle allocate(DataType dtype, IntSpan shape, Device device = Device::cpu(),
 DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/producers.hpp ----
+// #include "dlpackpp/exchange_api.hpp" (inlined below)
+// ---- begin dlpackpp/exchange_api.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The DLPack exchange API (`__dlpack_c_exchange_api__`, DLPack >= 1.2): finding a usable
+/// table in a chain, typed consumer wrappers over one table, and make_exchange_api<Impl>()
+/// for producers. Needs no Python.h: the table passes a PyObject* as void*.
+///
+/// Empty, apart from the Errc-to-Python-exception table that python.hpp shares, where the
+/// dlpack.h in force does not declare the API (DLPACKPP_HAS_EXCHANGE_API is 0). Both
+/// spellings of the header's link to the older table are understood: `prev_api` (DLPack
+/// 1.2+) and `prev_version_api` (the draft some 1.1-era framework headers carry; predefine
+/// DLPACKPP_HAS_EXCHANGE_API=1 for those).
+///
+/// Failures the producer reports (a non-zero return) become Errc::invalid_argument: the
+/// request was refused by the producer. For every function but the allocator the producer's
+/// own error (for Python, the pending exception) stays where the producer put it; the
+/// allocator's SetError kind and message are carried in the Error's what(), as
+/// "managed_tensor_allocator failed: <kind>: <message>".
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+/// The Python exception class an Errc maps to, for every header that reports errors to
+/// Python (the producer kit's SetError kinds, python.hpp's exceptions); defined whatever
+/// dlpack.h is in force.
+enum class PythonErrorClass { buffer_error, type_error, value_error };
+
+/// BufferError for what cannot be exchanged (version, device, flags, writability),
+/// TypeError for a wrong or unsupported dtype or rank, ValueError for the rest.
+constexpr PythonErrorClass python_error_class(Errc code) noexcept {
+  switch (code) {
+    case Errc::version_mismatch:
+    case Errc::unsupported_device:
+    case Errc::device_mismatch:
+    case Errc::invalid_flags:
+    case Errc::read_only:
+      return PythonErrorClass::buffer_error;
+    case Errc::unsupported_dtype:
+    case Errc::dtype_mismatch:
+    case Errc::rank_mismatch:
+      return PythonErrorClass::type_error;
+    default:
+      return PythonErrorClass::value_error;
+  }
+}
+
+/// The Python name of the class: "BufferError", "TypeError" or "ValueError".
+constexpr const char* python_error_name(PythonErrorClass c) noexcept {
+  switch (c) {
+    case PythonErrorClass::buffer_error:
+      return "BufferError";
+    case PythonErrorClass::type_error:
+      return "TypeError";
+    case PythonErrorClass::value_error:
+      break;
+  }
+  return "ValueError";
+}
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+#if DLPACKPP_HAS_EXCHANGE_API
+
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
+// #include "dlpackpp/managed_tensor.hpp" (already inlined)
+// #include "dlpackpp/tensor_view.hpp" (already inlined)
+// #include "dlpackpp/validate.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+
+namespace detail {
+
+// The header's link to the next older table: `prev_api` since DLPack 1.2, `prev_version_api`
+// in the draft that some 1.1-era headers carry. Detected, since a field name is invisible
+// to the preprocessor.
+template <class H, class = void>
+struct exchange_prev_field {
+  static auto& of(H& h) noexcept { return h.prev_version_api; }
+};
+template <class H>
+struct exchange_prev_field<H, std::void_t<decltype(std::declval<H&>().prev_api)>> {
+  static auto& of(H& h) noexcept { return h.prev_api; }
+};
+
+/// The header's pointer to the next older table, whichever name the dlpack.h in force gives it.
+template <class H>
+auto& prev_exchange_api(H& header) noexcept {
+  return exchange_prev_field<H>::of(header);
+}
+
+/// find_exchange_api() gives up after this many tables, so a cyclic chain still ends.
+constexpr int max_exchange_chain = 64;
+
+/// A table this build may call into: present and of this build's major version.
+DLPACKPP_FORCE_INLINE bool usable_exchange_api(const DLPackExchangeAPI* api) noexcept {
+  return api != nullptr && api->header.version.major == DLPACKPP_DLPACK_MAJOR;
+}
+
+DLPACKPP_COLD inline Error exchange_api_error(const DLPackExchangeAPI* api) {
+  if (api == nullptr) return make_error(Errc::null_pointer, "exchange API table is NULL");
+  return make_error(Errc::version_mismatch, "exchange API table version is ",
+                    api->header.version.major, '.', api->header.version.minor,
+                    ", this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR,
+                    " only (pick the table with find_exchange_api)");
+}
+
+DLPACKPP_COLD inline Error exchange_missing_entry(const char* function) {
+  return make_error(Errc::null_pointer, "exchange API table has no ", function,
+                    " (the entry is NULL)");
+}
+
+DLPACKPP_COLD inline Error exchange_null_argument(const char* function, const char* what) {
+  return make_error(Errc::null_pointer, function, ": ", what, " is NULL");
+}
+
+DLPACKPP_COLD inline Error exchange_producer_failed(const char* function, int rc) {
+  return make_error(Errc::invalid_argument, function, " failed (returned ", rc,
+                    "); the producer's error is in its own error state (for Python, the "
+                    "pending exception)");
+}
+
+DLPACKPP_COLD inline Error exchange_no_result(const char* function, const char* what) {
+  return make_error(Errc::null_pointer, function, " returned success but no ", what);
+}
+
+DLPACKPP_COLD inline Error impl_no_result(const char* function, const char* what) {
+  return make_error(Errc::null_pointer, "Impl::", function, " returned no ", what);
+}
+
+/// What the consumer's SetError callback records for allocate_like(): the first report only.
+struct AllocatorErrorSink {
+  std::string kind;
+  std::string message;
+  bool reported = false;
+
+  /// The C callback handed to managed_tensor_allocator; `context` is an AllocatorErrorSink.
+  static void set_error(void* context, const char* kind_text, const char* message_text) noexcept {
+    auto* sink = static_cast<AllocatorErrorSink*>(context);
+    if (sink == nullptr || sink->reported) return;
+    sink->reported = true;
+#if DLPACKPP_USE_EXCEPTIONS
+    try {
+#endif
+      sink->kind = kind_text != nullptr ? kind_text : "";
+      sink->message = message_text != nullptr ? message_text : "";
+#if DLPACKPP_USE_EXCEPTIONS
+    } catch (...) {
+      // Out of memory while copying the texts: keep what fits, never throw into C.
+      sink->message.clear();
+    }
+#endif
+  }
+};
+
+DLPACKPP_COLD inline Error allocator_failed(const AllocatorErrorSink& sink, int rc) {
+  if (!sink.reported) {
+    return make_error(Errc::invalid_argument, "managed_tensor_allocator failed (returned ", rc,
+                      ") without calling SetError");
+  }
+  return make_error(Errc::invalid_argument, "managed_tensor_allocator failed: ", sink.kind, ": ",
+                    sink.message);
+}
+
+/// A prototype is a description, not a tensor: data may be NULL, but rank, extents, dtype
+/// and device must make sense before a producer reads them.
+inline Result<void> check_prototype(const DLTensor& prototype) {
+  Result<void> rank = check_rank(prototype);
+  if (!rank) return rank;
+  Result<std::int64_t> numel =
+      try_numel({prototype.shape, static_cast<std::size_t>(prototype.ndim)});
+  if (!numel) return numel.error();
+  Result<void> dtype = check_dtype(prototype.dtype, 0);
+  if (!dtype) return dtype;
+  return check_device(prototype.device);
+}
+
+/// The allocator must honour the prototype: a tensor of another shape, dtype or device is
+/// refused (and released) rather than handed to a caller who will index it by the prototype.
+inline Result<void> check_made_like(const ManagedTensor& made, const DLTensor& prototype) {
+  const TensorView view = made.view();
+  const IntSpan shape{prototype.shape, static_cast<std::size_t>(prototype.ndim)};
+  if (Result<TensorView> r = view.try_require_shape(shape); !r) return r.error();
+  if (Result<TensorView> r = view.try_require_dtype(prototype.dtype); !r) return r.error();
+  if (Result<TensorView> r = view.try_require_device(prototype.device); !r) return r.error();
+  return {};
+}
+
+}  // namespace detail
+
+/// The first table in the chain starting at `head` whose major version is this build's
+/// (newer majors come first in a chain); NULL when there is none or `head` is NULL.
+inline const DLPackExchangeAPI* find_exchange_api(const DLPackExchangeAPIHeader* head) noexcept {
+  for (int hops = 0; head != nullptr && hops < detail::max_exchange_chain; ++hops) {
+    if (head->version.major == DLPACKPP_DLPACK_MAJOR) {
+      // The header is the table's first member, so the two addresses are the same object.
+      return reinterpret_cast<const DLPackExchangeAPI*>(head);
+    }
+    head = detail::prev_exchange_api(*head);
+  }
+  return nullptr;
+}
+
+/// Imports `py_object` as an owning tensor through managed_tensor_from_py_object_no_sync
+/// (no stream synchronization: launch work on current_stream()), validated as try_adopt does.
+inline Result<ManagedTensor> managed_from_object(const DLPackExchangeAPI* api, void* py_object,
+                                                 const ValidateOptions& options = {}) {
+  constexpr const char* function = "managed_tensor_from_py_object_no_sync";
+  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
+  if (DLPACKPP_UNLIKELY(api->managed_tensor_from_py_object_no_sync == nullptr)) {
+    return detail::exchange_missing_entry(function);
+  }
+  if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
+    return detail::exchange_null_argument(function, "py_object");
+  }
+  DLManagedTensorVersioned* out = nullptr;
+  const int rc = api->managed_tensor_from_py_object_no_sync(py_object, &out);
+  // On failure *out is not ours to touch, whatever the producer left there.
+  if (DLPACKPP_UNLIKELY(rc != 0)) return detail::exchange_producer_failed(function, rc);
+  if (DLPACKPP_UNLIKELY(out == nullptr)) return detail::exchange_no_result(function, "tensor");
+  return ManagedTensor::try_adopt(out, options);
+}
+
+/// Borrows `py_object` through dltensor_from_py_object_no_sync into `storage`, then validates
+/// it: no allocation and no ownership. The view (and `storage`) is valid only while
+/// `py_object` lives and the caller holds the GIL. A DLTensor carries no flags: pass
+/// flag::read_only in `options.flags` where the object may be read-only. Errc::null_pointer
+/// when the table lacks this optional entry (fall back to managed_from_object()).
+inline Result<TensorView> view_from_object(const DLPackExchangeAPI* api, void* py_object,
+                                           DLTensor& storage, const ValidateOptions& options = {}) {
+  constexpr const char* function = "dltensor_from_py_object_no_sync";
+  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
+  if (DLPACKPP_UNLIKELY(api->dltensor_from_py_object_no_sync == nullptr)) {
+    return detail::exchange_missing_entry(function);
+  }
+  if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
+    return detail::exchange_null_argument(function, "py_object");
+  }
+  const int rc = api->dltensor_from_py_object_no_sync(py_object, &storage);
+  if (DLPACKPP_UNLIKELY(rc != 0)) return detail::exchange_producer_failed(function, rc);
+  return TensorView::try_from(storage, options);
+}
+
+/// The producer's current work stream for `device` (launch work there to stay ordered with
+/// it). NULL for CPU without asking the producer, and NULL when a (non-conforming) table
+/// has no current_work_stream.
+inline Result<void*> current_stream(const DLPackExchangeAPI* api, Device device) {
+  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
+  void* stream = nullptr;
+  if (device.type() == kDLCPU || api->current_work_stream == nullptr) return stream;
+  const int rc = api->current_work_stream(device.type(), device.id(), &stream);
+  if (DLPACKPP_UNLIKELY(rc != 0)) {
+    return detail::exchange_producer_failed("current_work_stream", rc);
+  }
+  return stream;
+}
+
+/// A new tensor from the producer shaped like `prototype` (its dtype, ndim, shape and device
+/// are read; data may be NULL). A failure the producer reports through SetError becomes
+/// Errc::invalid_argument whose what() carries the producer's kind and message; a tensor
+/// that does not match the prototype is released and refused (rank/shape/dtype/device_mismatch).
+inline Result<ManagedTensor> allocate_like(const DLPackExchangeAPI* api, const DLTensor& prototype,
+                                           const ValidateOptions& options = {}) {
+  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
+  if (DLPACKPP_UNLIKELY(api->managed_tensor_allocator == nullptr)) {
+    return detail::exchange_missing_entry("managed_tensor_allocator");
+  }
+  Result<void> described = detail::check_prototype(prototype);
+  if (DLPACKPP_UNLIKELY(!described)) return described.error();
+  detail::AllocatorErrorSink sink;
+  DLManagedTensorVersioned* out = nullptr;
+  // The producer only reads the prototype; the C signature merely lacks the const.
+  const int rc = api->managed_tensor_allocator(const_cast<DLTensor*>(&prototype), &out, &sink,
+                                               &detail::AllocatorErrorSink::set_error);
+  if (DLPACKPP_UNLIKELY(rc != 0)) return detail::allocator_failed(sink, rc);
+  if (DLPACKPP_UNLIKELY(out == nullptr)) {
+    return detail::exchange_no_result("managed_tensor_allocator", "tensor");
+  }
+  Result<ManagedTensor> made = ManagedTensor::try_adopt(out, options);
+  if (!made) return made;
+  Result<void> like = detail::check_made_like(*made, prototype);
+  if (DLPACKPP_UNLIKELY(!like)) return like.error();  // `made` releases the tensor
+  return made;
+}
+
+/// Hands `tensor` to the producer as one of its Python objects (a new reference) through
+/// managed_tensor_to_py_object_no_sync. Ownership passes only on success: on failure
+/// `tensor` still owns it. A success without an object is an error, but the producer has
+/// the tensor by then.
+inline Result<void*> to_object(const DLPackExchangeAPI* api, ManagedTensor&& tensor) {
+  constexpr const char* function = "managed_tensor_to_py_object_no_sync";
+  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
+  if (DLPACKPP_UNLIKELY(api->managed_tensor_to_py_object_no_sync == nullptr)) {
+    return detail::exchange_missing_entry(function);
+  }
+  if (DLPACKPP_UNLIKELY(!tensor)) return detail::exchange_null_argument(function, "tensor");
+  void* object = nullptr;
+  const int rc = api->managed_tensor_to_py_object_no_sync(tensor.get(), &object);
+  if (DLPACKPP_UNLIKELY(rc != 0)) return detail::exchange_producer_failed(function, rc);
+  static_cast<void>(tensor.release());  // the producer owns it now
+  if (DLPACKPP_UNLIKELY(object == nullptr)) return detail::exchange_no_result(function, "object");
+  return object;
+}
+
+// ------------------------------------------------------------------------------------------
+// Producer kit
+// ------------------------------------------------------------------------------------------
+
+namespace detail {
+
+/// The kind (a Python exception name) the producer kit reports an Error as.
+constexpr const char* error_kind(Errc code) noexcept {
+  return python_error_name(python_error_class(code));
+}
+
+// Which of the optional and required Impl functions exist, with the contracted signatures.
+template <class Impl, class = void>
+struct has_managed_tensor_allocator : std::false_type {};
+template <class Impl>
+struct has_managed_tensor_allocator<
+    Impl, std::void_t<decltype(Impl::managed_tensor_allocator(std::declval<const DLTensor&>()))>>
+    : std::true_type {};
+template <class Impl, class = void>
+struct has_managed_tensor_from_py_object : std::false_type {};
+template <class Impl>
+struct has_managed_tensor_from_py_object<
+    Impl, std::void_t<decltype(Impl::managed_tensor_from_py_object_no_sync(std::declval<void*>()))>>
+    : std::true_type {};
+template <class Impl, class = void>
+struct has_managed_tensor_to_py_object : std::false_type {};
+template <class Impl>
+struct has_managed_tensor_to_py_object<
+    Impl, std::void_t<decltype(Impl::managed_tensor_to_py_object_no_sync(
+              std::declval<ManagedTensor&>()))>> : std::true_type {};
+template <class Impl, class = void>
+struct has_dltensor_from_py_object : std::false_type {};
+template <class Impl>
+struct has_dltensor_from_py_object<Impl, std::void_t<decltype(Impl::dltensor_from_py_object_no_sync(
+                                             std::declval<void*>(), std::declval<DLTensor&>()))>>
+    : std::true_type {};
+template <class Impl, class = void>
+struct has_current_work_stream : std::false_type {};
+template <class Impl>
+struct has_current_work_stream<
+    Impl, std::void_t<decltype(Impl::current_work_stream(std::declval<Device>()))>>
+    : std::true_type {};
+template <class Impl, class = void>
+struct has_set_error : std::false_type {};
+template <class Impl>
+struct has_set_error<Impl, std::void_t<decltype(Impl::set_error(std::declval<std::string_view>(),
+                                                                std::declval<std::string_view>()))>>
+    : std::true_type {};
+
+/// An Impl function's result as a Result: a plain value succeeds, a Result passes through
+/// (the non-throwing way for Impl to fail, e.g. under -fno-exceptions).
+template <class T>
+Result<T> as_result(T value) {
+  return Result<T>(std::move(value));
+}
+template <class T>
+Result<T> as_result(Result<T> result) {
+  return result;
+}
+
+// Folds a trampoline's body into the trampoline (clang otherwise keeps the lambda apart,
+// which doubles the cost of the borrow hot path's producer call).
+#if defined(__GNUC__) || defined(__clang__)
+#define DLPACKPP_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
+#else
+#define DLPACKPP_DETAIL_LAMBDA_INLINE
+#endif
+
+/// Runs `body` (returning Result<void>) for a C entry point: 0 on success; on an Error or
+/// any exception, `report(kind, message)` and -1. Nothing escapes into C.
+template <class Report, class Body>
+DLPACKPP_FORCE_INLINE int exchange_guard(Report&& report, Body&& body) noexcept {
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
+    Result<void> done = body();
+    if (DLPACKPP_UNLIKELY(!done)) {
+      report(error_kind(done.error().code()), done.error().what());
+      return -1;
+    }
+    return 0;
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (const Error& e) {
+    report(error_kind(e.code()), e.what());
+  } catch (const std::bad_alloc& e) {
+    report("MemoryError", e.what());
+  } catch (const std::exception& e) {
+    report("RuntimeError", e.what());
+  } catch (...) {
+    report("RuntimeError", "unknown C++ exception");
+  }
+  return -1;
+#endif
+}
+
+/// The current_work_stream of a producer without streams: NULL for every device, as the
+/// header allows for CPU-only frameworks (the entry itself must not be NULL).
+inline int exchange_no_stream(DLDeviceType, std::int32_t, void** out_stream) noexcept {
+  if (out_stream != nullptr) *out_stream = nullptr;
+  return 0;
+}
+
+/// The C entry points make_exchange_api<Impl>() puts in the table.
+template <class Impl>
+struct ExchangeTrampolines {
+  // Through the framework's error state; an exception from set_error itself has nowhere
+  // left to go and is dropped.
+  static void report(const char* kind, std::string_view message) noexcept {
+#if DLPACKPP_USE_EXCEPTIONS
+    try {
+      Impl::set_error(kind, message);
+    } catch (...) {
+    }
+#else
+    Impl::set_error(kind, message);
+#endif
+  }
+
+  static int allocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_context,
+                       void (*set_error)(void*, const char*, const char*)) noexcept {
+    if (out != nullptr) *out = nullptr;
+    const auto through_set_error = [&](const char* kind, std::string_view message) noexcept {
+      // SetError takes NUL-terminated text: every message here is a what() or a literal.
+      if (set_error != nullptr) set_error(error_context, kind, message.data());
+    };
+    return exchange_guard(through_set_error, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+      if (out == nullptr) return exchange_null_argument("managed_tensor_allocator", "out");
+      if (prototype == nullptr) {
+        return exchange_null_argument("managed_tensor_allocator", "prototype");
+      }
+      auto made = as_result(Impl::managed_tensor_allocator(*prototype));
+      if (!made) return made.error();
+      if (!*made) return impl_no_result("managed_tensor_allocator", "tensor");
+      *out = made->release();
+      return {};
+    });
+  }
+
+  static int from_py_object(void* py_object, DLManagedTensorVersioned** out) noexcept {
+    if (out != nullptr) *out = nullptr;
+    return exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+      constexpr const char* function = "managed_tensor_from_py_object_no_sync";
+      if (out == nullptr) return exchange_null_argument(function, "out");
+      if (py_object == nullptr) return exchange_null_argument(function, "py_object");
+      auto made = as_result(Impl::managed_tensor_from_py_object_no_sync(py_object));
+      if (!made) return made.error();
+      if (!*made) return impl_no_result(function, "tensor");
+      *out = made->release();
+      return {};
+    });
+  }
+
+  static int to_py_object(DLManagedTensorVersioned* tensor, void** out_py_object) noexcept {
+    constexpr const char* function = "managed_tensor_to_py_object_no_sync";
+    if (out_py_object != nullptr) *out_py_object = nullptr;
+    // Checked before anything owns it: a refused tensor stays the caller's.
+    const int checked =
+        exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+          if (out_py_object == nullptr) return exchange_null_argument(function, "out_py_object");
+          if (tensor == nullptr) return exchange_null_argument(function, "tensor");
+          if (tensor->version.major != DLPACKPP_DLPACK_MAJOR) {
+            return make_error(Errc::version_mismatch, function, ": tensor version is ",
+                              tensor->version.major, '.', tensor->version.minor,
+                              ", this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
+          }
+          ValidateOptions options;
+          options.flags = tensor->flags;
+          return validate(tensor->dl_tensor, options);
+        });
+    if (checked != 0) return checked;
+    ManagedTensor owned = ManagedTensor::adopt_unchecked(tensor);
+    const int rc = exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+      auto object = as_result(Impl::managed_tensor_to_py_object_no_sync(owned));
+      if (!object) return object.error();
+      if (*object == nullptr) return impl_no_result(function, "object");
+      *out_py_object = *object;
+      return {};
+    });
+    if (rc != 0) {
+      DLPACKPP_ASSERT(owned.get() == tensor,
+                      "Impl::managed_tensor_to_py_object_no_sync took the tensor and then failed");
+      static_cast<void>(owned.release());  // ownership passes only on success
+    }
+    // On success, whatever Impl left in `owned` it chose not to keep: released here.
+    return rc;
+  }
+
+  static int dltensor_from_py_object(void* py_object, DLTensor* out) noexcept {
+    return exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+      constexpr const char* function = "dltensor_from_py_object_no_sync";
+      if (DLPACKPP_UNLIKELY(out == nullptr)) return exchange_null_argument(function, "out");
+      if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
+        return exchange_null_argument(function, "py_object");
+      }
+      using R = decltype(Impl::dltensor_from_py_object_no_sync(py_object, *out));
+      if constexpr (std::is_void<R>::value) {
+        Impl::dltensor_from_py_object_no_sync(py_object, *out);
+        return {};
+      } else {
+        return Impl::dltensor_from_py_object_no_sync(py_object, *out);
+      }
+    });
+  }
+
+  static int current_work_stream(DLDeviceType type, std::int32_t id, void** out_stream) noexcept {
+    if (out_stream != nullptr) *out_stream = nullptr;
+    return exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+      if (out_stream == nullptr) {
+        return exchange_null_argument("current_work_stream", "out_current_stream");
+      }
+      auto stream = as_result(Impl::current_work_stream(Device(type, id)));
+      if (!stream) return stream.error();
+      *out_stream = *stream;
+      return {};
+    });
+  }
+
+  static constexpr DLPackDLTensorFromPyObjectNoSync dltensor_entry() noexcept {
+    if constexpr (has_dltensor_from_py_object<Impl>::value) {
+      return &dltensor_from_py_object;
+    } else {
+      return nullptr;
+    }
+  }
+  static constexpr DLPackCurrentWorkStream stream_entry() noexcept {
+    if constexpr (has_current_work_stream<Impl>::value) {
+      return &current_work_stream;
+    } else {
+      return &exchange_no_stream;
+    }
+  }
+};
+
+/// One static, constant-initialized table per Impl (no initialization order to worry about).
+template <class Impl>
+struct ExchangeTable {
+  using T = ExchangeTrampolines<Impl>;
+  // Positional, so it fits either name of the header's link field.
+  static constexpr DLPackExchangeAPI value = {
+      {{DLPACKPP_DLPACK_MAJOR, DLPACKPP_DLPACK_MINOR}, nullptr},
+      &T::allocator,
+      &T::from_py_object,
+      &T::to_py_object,
+      T::dltensor_entry(),
+      T::stream_entry(),
+  };
+};
+
+}  // namespace detail
+
+/// The exchange table for the producer `Impl`: one static table per Impl, version set to the
+/// dlpack.h in force, prev_api NULL. Its C entry points call Impl's static functions named
+/// after the fields (see API.md) and never let an exception cross into C. Impl may return
+/// Result<...> instead of a value to fail without exceptions. Without
+/// dltensor_from_py_object_no_sync the entry is NULL; without current_work_stream the entry
+/// reports a NULL stream for every device (the header forbids a NULL entry there).
+template <class Impl>
+const DLPackExchangeAPI* make_exchange_api() noexcept {
+  static_assert(detail::has_managed_tensor_allocator<Impl>::value,
+                "make_exchange_api<Impl>: Impl needs static ManagedTensor "
+                "managed_tensor_allocator(const DLTensor& prototype)");
+  static_assert(detail::has_managed_tensor_from_py_object<Impl>::value,
+                "make_exchange_api<Impl>: Impl needs static ManagedTensor "
+                "managed_tensor_from_py_object_no_sync(void* py_object)");
+  static_assert(detail::has_managed_tensor_to_py_object<Impl>::value,
+                "make_exchange_api<Impl>: Impl needs static void* "
+                "managed_tensor_to_py_object_no_sync(ManagedTensor& tensor)");
+  static_assert(detail::has_set_error<Impl>::value,
+                "make_exchange_api<Impl>: Impl needs static void set_error(std::string_view kind, "
+                "std::string_view message), which its functions' failures are reported through");
+  return &detail::ExchangeTable<Impl>::value;
+}
+
+DLPACKPP_END_NAMESPACE
+
+#undef DLPACKPP_DETAIL_LAMBDA_INLINE
+
+#endif  // DLPACKPP_HAS_EXCHANGE_API
+
+// ---- end dlpackpp/exchange_api.hpp ----
+// clang-format on
 
 // ---- end dlpackpp/dlpackpp.hpp ----
 #endif  // DLPACKPP_SINGLE_HEADER_HPP_

@@ -45,9 +45,9 @@ static_assert(std::is_same<DLPackManagedTensorFromPyObjectNoSync,
               "DLPackManagedTensorFromPyObjectNoSync signature");
 static_assert(std::is_same<DLPackDLTensorFromPyObjectNoSync, int (*)(void*, DLTensor*)>::value,
               "DLPackDLTensorFromPyObjectNoSync signature");
-static_assert(std::is_same<DLPackCurrentWorkStream,
-                           int (*)(DLDeviceType, std::int32_t, void**)>::value,
-              "DLPackCurrentWorkStream signature");
+static_assert(
+    std::is_same<DLPackCurrentWorkStream, int (*)(DLDeviceType, std::int32_t, void**)>::value,
+    "DLPackCurrentWorkStream signature");
 static_assert(std::is_same<DLPackManagedTensorToPyObjectNoSync,
                            int (*)(DLManagedTensorVersioned*, void**)>::value,
               "DLPackManagedTensorToPyObjectNoSync signature");
@@ -56,9 +56,9 @@ static_assert(std::is_same<decltype(DLManagedTensor::deleter), void (*)(DLManage
 static_assert(std::is_same<decltype(DLManagedTensorVersioned::deleter),
                            void (*)(DLManagedTensorVersioned*)>::value,
               "DLManagedTensorVersioned::deleter signature");
-static_assert(std::is_same<decltype(DLPackExchangeAPIHeader::prev_api),
-                           DLPackExchangeAPIHeader*>::value,
-              "DLPackExchangeAPIHeader::prev_api type");
+static_assert(
+    std::is_same<decltype(DLPackExchangeAPIHeader::prev_api), DLPackExchangeAPIHeader*>::value,
+    "DLPackExchangeAPIHeader::prev_api type");
 
 // The struct tags are part of the C API (`struct DLManagedTensor* self`). An elaborated name
 // that the header did not declare would declare a new, different type here.
@@ -134,10 +134,8 @@ void add_macro(Facts& f, const char* name, T value) {
 }  // namespace
 
 #define DLPACKPP_ABI_STRUCT(S) add_struct<S>(f, #S)
-#define DLPACKPP_ABI_FIELD(S, m) \
-  add_field<decltype(S::m)>(f, #S "::" #m, offsetof(S, m))
-#define DLPACKPP_ABI_ENUMERATOR(e) \
-  f.push_back({#e, num(static_cast<long long>(e))})
+#define DLPACKPP_ABI_FIELD(S, m) add_field<decltype(S::m)>(f, #S "::" #m, offsetof(S, m))
+#define DLPACKPP_ABI_ENUMERATOR(e) f.push_back({#e, num(static_cast<long long>(e))})
 #define DLPACKPP_ABI_MACRO(m) add_macro(f, #m, m)
 // What a macro expands to, as text; covers macros that are not numbers (DLPACK_EXTERN_C).
 #define DLPACKPP_ABI_STR2(...) #__VA_ARGS__
@@ -232,8 +230,8 @@ Facts DLPACKPP_ABI_FACTS_FUNCTION() {
   f.push_back({"type(DLPackManagedTensorAllocator)", type_summary<DLPackManagedTensorAllocator>()});
   f.push_back({"type(DLPackManagedTensorFromPyObjectNoSync)",
                type_summary<DLPackManagedTensorFromPyObjectNoSync>()});
-  f.push_back({"type(DLPackDLTensorFromPyObjectNoSync)",
-               type_summary<DLPackDLTensorFromPyObjectNoSync>()});
+  f.push_back(
+      {"type(DLPackDLTensorFromPyObjectNoSync)", type_summary<DLPackDLTensorFromPyObjectNoSync>()});
   f.push_back({"type(DLPackCurrentWorkStream)", type_summary<DLPackCurrentWorkStream>()});
   f.push_back({"type(DLPackManagedTensorToPyObjectNoSync)",
                type_summary<DLPackManagedTensorToPyObjectNoSync>()});

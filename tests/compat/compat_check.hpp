@@ -32,11 +32,11 @@ void check_managed_tensor();
   ::dlpackpp_compat::check(static_cast<bool>(__VA_ARGS__), #__VA_ARGS__, __FILE__, __LINE__)
 
 // A Result (from a try_* function) that must hold an error with this Errc.
-#define DLPACKPP_COMPAT_CHECK_ERRC(result, errc)                                           \
-  do {                                                                                     \
-    const auto& dlpackpp_compat_r = (result);                                              \
-    DLPACKPP_COMPAT_CHECK(!dlpackpp_compat_r);                                             \
-    if (!dlpackpp_compat_r) {                                                              \
-      DLPACKPP_COMPAT_CHECK(dlpackpp_compat_r.error().code() == ::dlpackpp::Errc::errc);   \
-    }                                                                                      \
+#define DLPACKPP_COMPAT_CHECK_ERRC(result, errc)                                         \
+  do {                                                                                   \
+    const auto& dlpackpp_compat_r = (result);                                            \
+    DLPACKPP_COMPAT_CHECK(!dlpackpp_compat_r);                                           \
+    if (!dlpackpp_compat_r) {                                                            \
+      DLPACKPP_COMPAT_CHECK(dlpackpp_compat_r.error().code() == ::dlpackpp::Errc::errc); \
+    }                                                                                    \
   } while (false)

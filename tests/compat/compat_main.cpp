@@ -23,13 +23,13 @@ static_assert(DLPACKPP_DLPACK_IS_BUNDLED == DLPACKPP_COMPAT_EXPECT_BUNDLED,
 
 int main() {
   using Shape = decltype(DLTensor::shape);
-  std::printf("dlpack.h %d.%d%s: DLPACKPP_HAS_VERSIONED=%d DLPACKPP_HAS_EXCHANGE_API=%d, "
-              "shape is %sint64_t*, C++ %ld\n",
-              static_cast<int>(DLPACKPP_DLPACK_MAJOR), static_cast<int>(DLPACKPP_DLPACK_MINOR),
-              DLPACKPP_DLPACK_IS_BUNDLED ? " (bundled)" : "", DLPACKPP_HAS_VERSIONED,
-              DLPACKPP_HAS_EXCHANGE_API,
-              std::is_const<std::remove_pointer_t<Shape>>::value ? "const " : "",
-              static_cast<long>(__cplusplus));
+  std::printf(
+      "dlpack.h %d.%d%s: DLPACKPP_HAS_VERSIONED=%d DLPACKPP_HAS_EXCHANGE_API=%d, "
+      "shape is %sint64_t*, C++ %ld\n",
+      static_cast<int>(DLPACKPP_DLPACK_MAJOR), static_cast<int>(DLPACKPP_DLPACK_MINOR),
+      DLPACKPP_DLPACK_IS_BUNDLED ? " (bundled)" : "", DLPACKPP_HAS_VERSIONED,
+      DLPACKPP_HAS_EXCHANGE_API, std::is_const<std::remove_pointer_t<Shape>>::value ? "const " : "",
+      static_cast<long>(__cplusplus));
 
   // Optional sections compile in as their headers appear; say which ones ran.
   std::printf("sections: device dtype tensor%s%s%s%s\n",
@@ -56,8 +56,8 @@ int main() {
 
   // A throwing entry point that throws is a failed check, not a crash.
   void (*const sections[])() = {
-      dlpackpp_compat::check_device,      dlpackpp_compat::check_dtype,
-      dlpackpp_compat::check_tensor,      dlpackpp_compat::check_tensor_view,
+      dlpackpp_compat::check_device,         dlpackpp_compat::check_dtype,
+      dlpackpp_compat::check_tensor,         dlpackpp_compat::check_tensor_view,
       dlpackpp_compat::check_managed_tensor,
   };
   for (auto section : sections) {

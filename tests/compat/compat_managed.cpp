@@ -41,9 +41,7 @@ DLTensor tensor_of(Export& e) {
   return t;
 }
 
-void legacy_deleter(DLManagedTensor* self) {
-  ++static_cast<Export*>(self->manager_ctx)->deletes;
-}
+void legacy_deleter(DLManagedTensor* self) { ++static_cast<Export*>(self->manager_ctx)->deletes; }
 
 DLManagedTensor legacy_of(Export& e) {
   DLManagedTensor m{};

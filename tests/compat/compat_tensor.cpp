@@ -96,8 +96,12 @@ void check_tensor_view() {
   DLPACKPP_COMPAT_CHECK(TensorView::try_from(t).has_value());
 
   const std::array<std::int64_t, 2> want{-1, 3};
-  v.require_dtype<float>().require_ndim(2).require_shape(want).require_device(Device::cpu())
-      .require_contiguous().require_writable();
+  v.require_dtype<float>()
+      .require_ndim(2)
+      .require_shape(want)
+      .require_device(Device::cpu())
+      .require_contiguous()
+      .require_writable();
 
   auto a = v.accessor<float, 2>();
   DLPACKPP_COMPAT_CHECK(a.size(0) == 2 && a.size(1) == 3 && a.stride(0) == 3);

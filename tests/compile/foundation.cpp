@@ -14,8 +14,8 @@ namespace {
 using dlpackpp::DataType;
 using dlpackpp::Device;
 using dlpackpp::dtype_of;
-using dlpackpp::Error;
 using dlpackpp::Errc;
+using dlpackpp::Error;
 using dlpackpp::Result;
 
 // Value types that cost nothing over the C structs they wrap and can cross into kernels.

@@ -64,14 +64,14 @@ struct FactoryFacts {
   static_assert(std::is_same<decltype(dlpackpp::from_vector<Handle>(std::vector<float>{}, Shape{})),
                              Handle>::value,
                 "");
-  static_assert(std::is_same<decltype(dlpackpp::from_unique_ptr<Handle>(
-                                 std::unique_ptr<float[]>{}, Shape{})),
-                             Handle>::value,
-                "");
-  static_assert(std::is_same<decltype(dlpackpp::from_shared_ptr<Handle>(
-                                 std::shared_ptr<float>{}, Shape{})),
-                             Handle>::value,
-                "");
+  static_assert(
+      std::is_same<decltype(dlpackpp::from_unique_ptr<Handle>(std::unique_ptr<float[]>{}, Shape{})),
+                   Handle>::value,
+      "");
+  static_assert(
+      std::is_same<decltype(dlpackpp::from_shared_ptr<Handle>(std::shared_ptr<float>{}, Shape{})),
+                   Handle>::value,
+      "");
   static_assert(std::is_same<decltype(dlpackpp::wrap<Handle>(nullptr, dlpackpp::DataType{}, Shape{},
                                                              Shape{}, dlpackpp::Device{}, 0)),
                              Handle>::value,
@@ -79,16 +79,17 @@ struct FactoryFacts {
   static_assert(std::is_same<decltype(dlpackpp::allocate<Handle>(dlpackpp::DataType{}, Shape{})),
                              Handle>::value,
                 "");
-  static_assert(std::is_same<decltype(dlpackpp::try_allocate<Handle>(dlpackpp::DataType{}, Shape{})),
-                             dlpackpp::Result<Handle>>::value,
-                "");
+  static_assert(
+      std::is_same<decltype(dlpackpp::try_allocate<Handle>(dlpackpp::DataType{}, Shape{})),
+                   dlpackpp::Result<Handle>>::value,
+      "");
   static constexpr bool checked = true;
 };
 static_assert(FactoryFacts<LegacyManagedTensor>::checked, "");
 static_assert(FactoryFacts<ManagedTensor>::checked, "");
-static_assert(std::is_same<decltype(dlpackpp::allocate(dlpackpp::DataType{}, Shape{})),
-                           ManagedTensor>::value,
-              "the default kind is the versioned one");
+static_assert(
+    std::is_same<decltype(dlpackpp::allocate(dlpackpp::DataType{}, Shape{})), ManagedTensor>::value,
+    "the default kind is the versioned one");
 
 // Conversions consume their input: an lvalue handle must be moved in explicitly.
 template <class F, class Arg, class = void>

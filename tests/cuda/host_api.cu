@@ -39,8 +39,8 @@ std::string exercise(Handle t) {
   static_cast<void>(v.template try_accessor<const float, 2>());
   static_cast<void>(v.try_shape(-1));
   static_cast<void>(v.try_stride(0));
-  text << v << ' ' << t.strides() << ' ' << t.numel() << ' ' << t.nbytes() << ' '
-       << v.is_compact() << v.is_fortran_contiguous();
+  text << v << ' ' << t.strides() << ' ' << t.numel() << ' ' << t.nbytes() << ' ' << v.is_compact()
+       << v.is_fortran_contiguous();
   const auto acc = v.template accessor<float, 2>();
   scale<<<1, 1>>>(acc, 2.0f);
   return text.str();
@@ -51,13 +51,14 @@ std::string exercise(Handle t) {
 std::string host_api_everything(DLManagedTensorVersioned* incoming, DLManagedTensor* legacy_in) {
   std::string out;
   out += exercise(dlpackpp::from_vector(std::vector<float>(6, 1.0f), {2, 3}));
-  out += exercise(dlpackpp::from_vector<dlpackpp::LegacyManagedTensor>(std::vector<float>(6), {2, 3}));
+  out +=
+      exercise(dlpackpp::from_vector<dlpackpp::LegacyManagedTensor>(std::vector<float>(6), {2, 3}));
   out += exercise(dlpackpp::from_unique_ptr(std::unique_ptr<float[]>(new float[6]()), 6, {2, 3}));
   out += exercise(dlpackpp::from_shared_ptr(std::shared_ptr<float[]>(new float[6]()), 6, {2, 3}));
   out += exercise(dlpackpp::allocate(dlpackpp::DataType::float32(), {2, 3}));
   static float buffer[6];
-  out += exercise(dlpackpp::wrap(buffer, dlpackpp::DataType::float32(), {2, 3}, {}, dlpackpp::Device::cpu(),
-                                 [] {}));
+  out += exercise(dlpackpp::wrap(buffer, dlpackpp::DataType::float32(), {2, 3}, {},
+                                 dlpackpp::Device::cpu(), [] {}));
   auto r = dlpackpp::try_from_vector(std::vector<float>(6), {2, 3});
   if (r) out += exercise(std::move(*r));
 

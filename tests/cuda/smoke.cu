@@ -15,8 +15,7 @@ __global__ void describe(int* out) {
   const dlpackpp::DataType vec(dlpackpp::dtype_code::float_, 16, 2);
   out[threadIdx.x] = dtype.bits() * dtype.lanes() + device.id() +
                      (device.is_host_accessible() ? 1000 : 0) +
-                     (device == dlpackpp::Device::cuda(0) ? 100 : 0) +
-                     (vec != dtype ? 10 : 0);
+                     (device == dlpackpp::Device::cuda(0) ? 100 : 0) + (vec != dtype ? 10 : 0);
 }
 
 #if __has_include(<dlpackpp/tensor_accessor.hpp>)

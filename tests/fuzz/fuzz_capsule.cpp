@@ -56,9 +56,9 @@ void run(Reader& r, const std::string& name, bool null_name) {
   m.dl_tensor.shape = shape;
   shape[0] = 4;
   const std::uint8_t defect = r.byte();
-  if (defect % 4 == 1) shape[0] = r.edgy_i64();           // maybe negative or huge
-  if (defect % 4 == 2) m.dl_tensor.ndim = r.i32();        // maybe negative or past shape
-  if (m.dl_tensor.ndim > 2) m.dl_tensor.ndim = 2;          // never read past the array
+  if (defect % 4 == 1) shape[0] = r.edgy_i64();     // maybe negative or huge
+  if (defect % 4 == 2) m.dl_tensor.ndim = r.i32();  // maybe negative or past shape
+  if (m.dl_tensor.ndim > 2) m.dl_tensor.ndim = 2;   // never read past the array
   m.deleter = &count_delete<M>;
   if constexpr (std::is_same<M, DLManagedTensorVersioned>::value) {
     m.version.major = defect % 4 == 3 ? r.u32() : DLPACKPP_DLPACK_MAJOR;
@@ -98,8 +98,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (Py_IsInitialized() == 0) Py_InitializeEx(0);
   Reader r(data, size);
   const std::uint8_t pick = r.byte();
-  static const char* const names[] = {"dltensor", "dltensor_versioned", "used_dltensor",
-                                      "used_dltensor_versioned", "", "dltensor_"};
+  static const char* const names[] = {
+      "dltensor", "dltensor_versioned", "used_dltensor", "used_dltensor_versioned",
+      "",         "dltensor_"};
   std::string name;
   bool null_name = false;
   if (pick % 8 < 6) {
@@ -122,7 +123,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // A fresh name promises a kind (a producer breaking that promise cannot be detected);
   // any other name may hold either.
-  const bool versioned = name == "dltensor_versioned" || (name != "dltensor" && (pick & 0x80U) != 0);
+  const bool versioned =
+      name == "dltensor_versioned" || (name != "dltensor" && (pick & 0x80U) != 0);
   if (versioned) {
     run<DLManagedTensorVersioned>(r, name, null_name);
   } else {

@@ -52,14 +52,26 @@ void count_delete(M* /*self*/) noexcept {
 
 // Valid types first (so most inputs get past the dtype check), then anything.
 DLDataType pick_dtype(Reader& r) {
-  static constexpr DataType valid[] = {
-      DataType::float32(),   DataType::float64(),      DataType::int8(),
-      DataType::int16(),     DataType::int32(),        DataType::int64(),
-      DataType::uint8(),     DataType::uint16(),       DataType::uint32(),
-      DataType::uint64(),    DataType::bool_(),        DataType::float16(),
-      DataType::bfloat16(),  DataType::complex64(),    DataType::complex128(),
-      DataType::float8_e4m3fn(), DataType::float6_e2m3fn(), DataType::float4_e2m1fn(),
-      DataType(dlpackpp::dtype_code::int_, 4), DataType(dlpackpp::dtype_code::uint, 4)};
+  static constexpr DataType valid[] = {DataType::float32(),
+                                       DataType::float64(),
+                                       DataType::int8(),
+                                       DataType::int16(),
+                                       DataType::int32(),
+                                       DataType::int64(),
+                                       DataType::uint8(),
+                                       DataType::uint16(),
+                                       DataType::uint32(),
+                                       DataType::uint64(),
+                                       DataType::bool_(),
+                                       DataType::float16(),
+                                       DataType::bfloat16(),
+                                       DataType::complex64(),
+                                       DataType::complex128(),
+                                       DataType::float8_e4m3fn(),
+                                       DataType::float6_e2m3fn(),
+                                       DataType::float4_e2m1fn(),
+                                       DataType(dlpackpp::dtype_code::int_, 4),
+                                       DataType(dlpackpp::dtype_code::uint, 4)};
   constexpr std::size_t n = sizeof(valid) / sizeof(valid[0]);
   const std::uint8_t mode = r.byte();
   DLDataType d = valid[r.byte() % n];
@@ -75,17 +87,23 @@ DLDataType pick_dtype(Reader& r) {
 // The address data points to: NULL, inside the buffer, or anywhere (never dereferenced then).
 void* pick_data(Reader& r) {
   switch (r.byte() % 5) {
-    case 0: return nullptr;
-    case 4: return reinterpret_cast<void*>(static_cast<std::uintptr_t>(r.edgy_i64()));
-    default: return buffer + r.u16() % dlpackpp_fuzz::kBufferBytes;
+    case 0:
+      return nullptr;
+    case 4:
+      return reinterpret_cast<void*>(static_cast<std::uintptr_t>(r.edgy_i64()));
+    default:
+      return buffer + r.u16() % dlpackpp_fuzz::kBufferBytes;
   }
 }
 
 std::uint64_t pick_byte_offset(Reader& r) {
   switch (r.byte() % 4) {
-    case 0: return 0;
-    case 3: return static_cast<std::uint64_t>(r.edgy_i64());
-    default: return r.u16() % dlpackpp_fuzz::kBufferBytes;
+    case 0:
+      return 0;
+    case 3:
+      return static_cast<std::uint64_t>(r.edgy_i64());
+    default:
+      return r.u16() % dlpackpp_fuzz::kBufferBytes;
   }
 }
 
@@ -256,7 +274,8 @@ void exercise(const Handle& h, Reader& r) {
   FUZZ_CHECK(t.byte_offset <= UINTPTR_MAX - base);
   FUZZ_CHECK(t.byte_offset <= static_cast<std::uint64_t>(PTRDIFF_MAX));
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
-  if (t.data != nullptr) FUZZ_CHECK(dlpackpp_fuzz::span_fits_address_space(first, o, t.dtype, padded));
+  if (t.data != nullptr)
+    FUZZ_CHECK(dlpackpp_fuzz::span_fits_address_space(first, o, t.dtype, padded));
   FUZZ_CHECK(Device(t.device).is_known() && t.device.device_id >= 0);
   FUZZ_CHECK(DataType(t.dtype).is_valid());
 
@@ -323,9 +342,11 @@ void exercise(const Handle& h, Reader& r) {
 
   // Consumer checks, passing and failing.
   FUZZ_CHECK(v.try_require_dtype(t.dtype).has_value());
-  const DataType other = DataType(t.dtype) == DataType::int8() ? DataType::uint8() : DataType::int8();
+  const DataType other =
+      DataType(t.dtype) == DataType::int8() ? DataType::uint8() : DataType::int8();
   expect_code(v.try_require_dtype(other), Errc::dtype_mismatch);
-  if (throwing) expect_throws([&] { static_cast<void>(v.require_dtype(other)); }, Errc::dtype_mismatch);
+  if (throwing)
+    expect_throws([&] { static_cast<void>(v.require_dtype(other)); }, Errc::dtype_mismatch);
   FUZZ_CHECK(v.try_require_ndim(ndim).has_value());
   expect_code(v.try_require_ndim(ndim + 1), Errc::rank_mismatch);
   FUZZ_CHECK(v.try_require_shape(shape).has_value());
@@ -459,8 +480,10 @@ void run(const Fields& f, Reader& r) {
         h = Handle::adopt(m);
         accepted = true;
       } catch (const dlpackpp::Error& e) {
-        if (!major_ok) FUZZ_CHECK(e.code() == Errc::version_mismatch);
-        else FUZZ_CHECK(!raw && e.code() == raw.error().code());
+        if (!major_ok)
+          FUZZ_CHECK(e.code() == Errc::version_mismatch);
+        else
+          FUZZ_CHECK(!raw && e.code() == raw.error().code());
       }
     } else {
       auto result = Handle::try_adopt(m);

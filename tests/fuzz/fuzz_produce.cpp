@@ -56,10 +56,10 @@ struct Parts {
 
 Parts read_parts(Reader& r) {
   static constexpr DataType types[] = {
-      DataType::float32(), DataType::float64(), DataType::int8(),   DataType::int32(),
-      DataType::uint16(),  DataType::int64(),   DataType::bool_(),  DataType::bfloat16(),
-      DataType::complex128(), DataType::float8_e5m2(), DataType::float4_e2m1fn(),
-      DataType::float6_e3m2fn()};
+      DataType::float32(),     DataType::float64(),       DataType::int8(),
+      DataType::int32(),       DataType::uint16(),        DataType::int64(),
+      DataType::bool_(),       DataType::bfloat16(),      DataType::complex128(),
+      DataType::float8_e5m2(), DataType::float4_e2m1fn(), DataType::float6_e3m2fn()};
   constexpr std::size_t n_types = sizeof(types) / sizeof(types[0]);
   Parts p;
   const std::uint8_t dtype_mode = r.byte();
@@ -85,11 +85,19 @@ Parts read_parts(Reader& r) {
   const std::uint8_t flag_mode = r.byte();
   p.flags = flag_mode < 160 ? 0 : flag_mode < 240 ? (flag_mode & 7U) : r.u64();
   const std::uint8_t offset_mode = r.byte() % 4;
-  p.byte_offset = offset_mode == 0 ? r.u16() % 512 : offset_mode == 1 ? static_cast<std::uint64_t>(r.edgy_i64()) : 0;
+  p.byte_offset = offset_mode == 0   ? r.u16() % 512
+                  : offset_mode == 1 ? static_cast<std::uint64_t>(r.edgy_i64())
+                                     : 0;
   switch (r.byte() % 4) {
-    case 0: p.data = nullptr; break;
-    case 1: p.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(r.edgy_i64())); break;
-    default: p.data = buffer + r.u16() % dlpackpp_fuzz::kBufferBytes; break;
+    case 0:
+      p.data = nullptr;
+      break;
+    case 1:
+      p.data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(r.edgy_i64()));
+      break;
+    default:
+      p.data = buffer + r.u16() % dlpackpp_fuzz::kBufferBytes;
+      break;
   }
   return p;
 }
@@ -108,8 +116,8 @@ void check_reimport(Handle&& exported, const Parts& p, bool compact_strides) {
   FUZZ_CHECK(t.ndim == ndim);
   FUZZ_CHECK(ndim == 0 || (t.shape != nullptr && t.strides != nullptr));  // always strides
   const bool padded = (back->flags() & dlpackpp::flag::is_subbyte_type_padded) != 0;
-  const Oracle o = dlpackpp_fuzz::recompute(p.shape.data(), compact_strides ? nullptr : p.strides.data(),
-                                            ndim, p.dtype, padded);
+  const Oracle o = dlpackpp_fuzz::recompute(
+      p.shape.data(), compact_strides ? nullptr : p.strides.data(), ndim, p.dtype, padded);
   FUZZ_CHECK(o.ok);
   for (int d = 0; d < ndim; ++d) {
     const auto i = static_cast<std::size_t>(d);
@@ -198,8 +206,9 @@ void fuzz_from_vector(Reader& r, const Parts& p) {
   std::vector<float> values(r.byte() % 48, 1.5F);
   const std::size_t size = values.size();
   auto made = dlpackpp::try_from_vector<Handle>(std::move(values), p.shape);
-  const Oracle o = dlpackpp_fuzz::recompute(p.shape.data(), nullptr,
-                                            static_cast<int>(p.shape.size()), DLDataType(DataType::float32()), false);
+  const Oracle o =
+      dlpackpp_fuzz::recompute(p.shape.data(), nullptr, static_cast<int>(p.shape.size()),
+                               DLDataType(DataType::float32()), false);
   const bool fits = o.ok && static_cast<std::uint64_t>(o.numel) == size;
   FUZZ_CHECK(made.has_value() == fits);
   if (!made) return;
@@ -216,9 +225,15 @@ template <class Handle>
 void fuzz_one(Reader& r, std::uint8_t which) {
   const Parts p = read_parts(r);
   switch (which % 3) {
-    case 0: fuzz_wrap<Handle>(p); break;
-    case 1: fuzz_allocate<Handle>(p); break;
-    default: fuzz_from_vector<Handle>(r, p); break;
+    case 0:
+      fuzz_wrap<Handle>(p);
+      break;
+    case 1:
+      fuzz_allocate<Handle>(p);
+      break;
+    default:
+      fuzz_from_vector<Handle>(r, p);
+      break;
   }
 }
 

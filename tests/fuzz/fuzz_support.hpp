@@ -15,9 +15,9 @@
 #include <cstring>
 #include <vector>
 
-#define FUZZ_CHECK(cond)                                                             \
-  do {                                                                               \
-    if (!(cond)) ::dlpackpp_fuzz::check_failed(#cond, __FILE__, __LINE__);           \
+#define FUZZ_CHECK(cond)                                                   \
+  do {                                                                     \
+    if (!(cond)) ::dlpackpp_fuzz::check_failed(#cond, __FILE__, __LINE__); \
   } while (false)
 
 namespace dlpackpp_fuzz {
@@ -52,11 +52,31 @@ class Reader {
   /// An int64 that is usually an edge case: 0, +-1, small, powers of two near the limits,
   /// INT64_MIN/MAX; otherwise raw.
   std::int64_t edgy_i64() {
-    static constexpr std::int64_t table[] = {
-        0, 1, 2, 3, 4, 5, 7, 8, 16, -1, -2, INT64_MIN, INT64_MAX, INT64_MAX - 1,
-        INT64_MIN + 1, std::int64_t{1} << 31, std::int64_t{1} << 32, (std::int64_t{1} << 32) + 1,
-        std::int64_t{1} << 61, std::int64_t{1} << 62, -(std::int64_t{1} << 62),
-        std::int64_t{3037000500}, INT32_MAX, INT32_MIN, 0x7fffffffffffff};
+    static constexpr std::int64_t table[] = {0,
+                                             1,
+                                             2,
+                                             3,
+                                             4,
+                                             5,
+                                             7,
+                                             8,
+                                             16,
+                                             -1,
+                                             -2,
+                                             INT64_MIN,
+                                             INT64_MAX,
+                                             INT64_MAX - 1,
+                                             INT64_MIN + 1,
+                                             std::int64_t{1} << 31,
+                                             std::int64_t{1} << 32,
+                                             (std::int64_t{1} << 32) + 1,
+                                             std::int64_t{1} << 61,
+                                             std::int64_t{1} << 62,
+                                             -(std::int64_t{1} << 62),
+                                             std::int64_t{3037000500},
+                                             INT32_MAX,
+                                             INT32_MIN,
+                                             0x7fffffffffffff};
     constexpr std::uint8_t n = sizeof(table) / sizeof(table[0]);
     const std::uint8_t pick = byte();
     if (pick < 128) return static_cast<std::int64_t>(pick % 9);  // small extents and strides
@@ -106,8 +126,8 @@ struct Oracle {
   std::int64_t numel = 0;
   std::int64_t nbytes = 0;
   std::vector<std::int64_t> strides;  ///< effective strides (compact for NULL)
-  std::int64_t low = 0;   ///< offset in elements of the nearest element
-  std::int64_t high = 0;  ///< offset in elements of the farthest element
+  std::int64_t low = 0;               ///< offset in elements of the nearest element
+  std::int64_t high = 0;              ///< offset in elements of the farthest element
   bool contiguous = true;
   bool fortran = true;
   bool compact = true;

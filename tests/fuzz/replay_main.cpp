@@ -22,7 +22,8 @@ bool replay(const std::filesystem::path& file) {
     std::fprintf(stderr, "cannot read %s\n", file.string().c_str());
     return false;
   }
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
   std::printf("replaying %s (%zu bytes)\n", file.string().c_str(), bytes.size());
   std::fflush(stdout);  // name the input before a crash can hide it
   // A copy of exactly the input's size, so reading past its end is a sanitizer error.

@@ -41,5 +41,17 @@ DLPACKPP_HOST_DEVICE constexpr bool add_overflows(std::int64_t a, std::int64_t b
 #endif
 }
 
+/// Whether a byte count that fits in int64 also fits the platform's size_t: always where
+/// size_t is 64-bit; on 32-bit targets larger tensors are refused instead of having their
+/// sizes wrapped.
+constexpr bool fits_size_t(std::int64_t bytes) noexcept {
+#if SIZE_MAX < INT64_MAX
+  return static_cast<std::uint64_t>(bytes) <= SIZE_MAX;
+#else
+  static_cast<void>(bytes);
+  return true;
+#endif
+}
+
 }  // namespace detail
 DLPACKPP_END_NAMESPACE

@@ -4,6 +4,4 @@
 // ManagedTensor is one readable error that names the version in force and the way out.
 #include <dlpackpp/dlpackpp.hpp>
 
-dlpackpp::ManagedTensor adopt(void* p) {
-  return dlpackpp::ManagedTensor::adopt(p);
-}
+dlpackpp::ManagedTensor adopt(void* p) { return dlpackpp::ManagedTensor::adopt(p); }

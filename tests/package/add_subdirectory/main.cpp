@@ -3,5 +3,6 @@
 #include "../consumer_check.hpp"
 
 int main() {
-  return consumer_round_trip("add_subdirectory", dlpackpp::Device::rocm(2), dlpackpp::DataType::bfloat16());
+  return consumer_round_trip("add_subdirectory", dlpackpp::Device::rocm(2),
+                             dlpackpp::DataType::bfloat16());
 }

@@ -3,5 +3,6 @@
 #include "../consumer_check.hpp"
 
 int main() {
-  return consumer_round_trip("FetchContent", dlpackpp::Device::cuda_host(), dlpackpp::DataType::complex64());
+  return consumer_round_trip("FetchContent", dlpackpp::Device::cuda_host(),
+                             dlpackpp::DataType::complex64());
 }

@@ -7,5 +7,6 @@ static_assert(DLPACKPP_VERSION_MAJOR == CONSUMER_EXPECT_MAJOR &&
               "dlpackppConfigVersion.cmake and version.hpp disagree");
 
 int main() {
-  return consumer_round_trip("find_package", dlpackpp::Device::cuda(1), dlpackpp::DataType::of<float>());
+  return consumer_round_trip("find_package", dlpackpp::Device::cuda(1),
+                             dlpackpp::DataType::of<float>());
 }

@@ -9,5 +9,6 @@ static_assert(DLPACKPP_DLPACK_MAJOR == CONSUMER_EXPECT_DLPACK_MAJOR &&
 
 int main() {
   // Devices that DLPack 0.6 has no enumerator for still work through their codes.
-  return consumer_round_trip("system dlpack", dlpackpp::Device::oneapi(3), dlpackpp::DataType::float8_e4m3fn());
+  return consumer_round_trip("system dlpack", dlpackpp::Device::oneapi(3),
+                             dlpackpp::DataType::float8_e4m3fn());
 }
