@@ -87,6 +87,15 @@ struct ExportBlock {
     block->~ExportBlock();  // destroys the owner, which frees the buffer
     deallocate(block);
   }
+
+  /// Room for the block and `ndim` extents and strides, uninitialized.
+  static void* allocate_for(std::size_t ndim) {
+    return allocate(arrays_offset + 2 * ndim * sizeof(std::int64_t));
+  }
+  /// Where allocate_for() put the extents (the strides follow them).
+  static std::int64_t* arrays_of(void* raw) noexcept {
+    return reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + arrays_offset);
+  }
 };
 
 /// A shape with more elements than the memory behind it holds.
@@ -118,20 +127,82 @@ DLPACKPP_FORCE_INLINE void fill_managed(M& m, const DLTensor& t, void* ctx, void
   }
 }
 
-/// Builds and validates the export, consuming `owner` only on success. `capacity`, when not
-/// negative, is how many elements the memory holds: a shape with more is refused.
+/// Moves `owner` into the block at `raw` (freeing it if that throws) and completes the
+/// struct around `t`, whose shape and strides already point into the block.
+template <class Block, class Owner>
+DLPACKPP_FORCE_INLINE auto* finish_export(void* raw, const DLTensor& t, Owner&& owner,
+                                          std::uint64_t flags) {
+  struct FreeOnThrow {
+    void* raw;
+    ~FreeOnThrow() {
+      if (raw != nullptr) Block::deallocate(raw);
+    }
+  } guard{raw};
+  auto* block = ::new (raw) Block(std::forward<Owner>(owner));
+  guard.raw = nullptr;
+  fill_managed(block->managed, t, block, &Block::deleter, flags);
+  return &block->managed;
+}
+
+/// The common export built and checked in one pass over the shape: compact strides (none
+/// given), a whole-byte dtype, a known device, no extent zero or negative, nothing
+/// overflowing. Checks what it can before allocating, so constant dtypes and devices cost
+/// nothing. Returns the finished struct, or NULL with nothing allocated and `owner`
+/// untouched for anything else, valid or not, which make_export() then builds or refuses
+/// with the catalogue's error.
+template <class M, class Owner>
+DLPACKPP_FORCE_INLINE M* quick_export(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                                      Device device, Owner&& owner, std::uint64_t flags,
+                                      std::int64_t capacity, std::uint64_t byte_offset) {
+  using Block = ExportBlock<M, std::decay_t<Owner>>;
+  constexpr bool versioned = BasicManagedTensor<M>::is_versioned;
+  const std::size_t n = shape.size();
+  if (DLPACKPP_UNLIKELY(n > static_cast<std::size_t>(INT32_MAX)) || !strides.empty() ||
+      (versioned ? (flags & flag::is_subbyte_type_padded) != 0 : flags != 0) ||
+      DLPACKPP_UNLIKELY(!is_valid_whole_byte(dtype)) ||
+      DLPACKPP_UNLIKELY(!is_valid_device(device)) || DLPACKPP_UNLIKELY(data == nullptr)) {
+    return nullptr;
+  }
+  void* raw = Block::allocate_for(n);
+  std::int64_t* arrays = Block::arrays_of(raw);
+  const int ndim = static_cast<int>(n);
+  const std::int64_t* from = shape.data();
+  PositiveCount count;
+  // Inside out, each compact stride is the count so far.
+  const bool counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+    arrays[d] = from[d];
+    arrays[ndim + d] = count.numel;
+    return count.add(from[d]);
+  });
+  if (DLPACKPP_UNLIKELY(!counted || !count.positive() ||
+                        (capacity >= 0 && count.numel > capacity) ||
+                        !bytes_fit(data, byte_offset, dtype, count.numel))) {
+    Block::deallocate(raw);
+    return nullptr;
+  }
+  DLTensor t;
+  t.data = data;
+  t.device = device;
+  t.ndim = ndim;
+  t.dtype = dtype;
+  t.shape = ndim > 0 ? arrays : nullptr;
+  t.strides = ndim > 0 ? arrays + ndim : nullptr;
+  t.byte_offset = byte_offset;
+  return finish_export<Block>(raw, t, std::forward<Owner>(owner), flags);
+}
+
+/// Builds and validates any export, consuming `owner` only on success: what quick_export()
+/// declined, so it may allocate and fail. `capacity`, when not negative, is how many
+/// elements the memory holds: a shape with more is refused.
 template <class Handle, class Owner>
-DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, IntSpan shape,
-                                                 IntSpan strides, Device device, Owner&& owner,
-                                                 std::uint64_t flags, std::int64_t capacity = -1,
-                                                 std::uint64_t byte_offset = 0) {
+Result<Handle> export_slowly(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                             Device device, Owner&& owner, std::uint64_t flags,
+                             std::int64_t capacity, std::uint64_t byte_offset) {
   static_assert(is_managed_handle<Handle>::value,
                 "the first template argument must be ManagedTensor or LegacyManagedTensor");
-  using M = managed_of<Handle>;
-  using O = std::decay_t<Owner>;
-  using Block = ExportBlock<M, O>;
-  static_assert(std::is_nothrow_destructible<O>::value, "the owner's destructor must not throw");
-
+  static_assert(std::is_nothrow_destructible<std::decay_t<Owner>>::value,
+                "the owner's destructor must not throw");
+  using Block = ExportBlock<managed_of<Handle>, std::decay_t<Owner>>;
   if constexpr (!Handle::is_versioned) {
     if (flags != 0) {
       return make_error(flags & flag::read_only ? Errc::read_only : Errc::invalid_flags,
@@ -156,8 +227,8 @@ DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, Int
 
   // From here on the parts are trusted: copied and completed without a second check.
   const auto n = static_cast<int>(shape.size());
-  void* raw = Block::allocate(Block::arrays_offset + 2 * shape.size() * sizeof(std::int64_t));
-  auto* arrays = reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + Block::arrays_offset);
+  void* raw = Block::allocate_for(shape.size());
+  std::int64_t* arrays = Block::arrays_of(raw);
   const std::int64_t* from = shape.data();
   if (strides.empty()) {
     // Exports always carry strides: DLPack >= 1.2 requires them, so consumers need not
@@ -171,18 +242,26 @@ DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, Int
       return true;
     });
   }
-  struct FreeOnThrow {
-    void* raw;
-    ~FreeOnThrow() {
-      if (raw != nullptr) Block::deallocate(raw);
-    }
-  } guard{raw};
-  auto* block = ::new (raw) Block(std::forward<Owner>(owner));
-  guard.raw = nullptr;
   t.shape = n > 0 ? arrays : nullptr;
   t.strides = n > 0 ? arrays + n : nullptr;
-  fill_managed(block->managed, t, block, &Block::deleter, flags);
-  return Handle::adopt_unchecked(&block->managed);
+  return Handle::adopt_unchecked(finish_export<Block>(raw, t, std::forward<Owner>(owner), flags));
+}
+
+/// Builds and validates the export, consuming `owner` only on success; the arguments are
+/// export_slowly()'s.
+template <class Handle, class Owner>
+DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, IntSpan shape,
+                                                 IntSpan strides, Device device, Owner&& owner,
+                                                 std::uint64_t flags, std::int64_t capacity = -1,
+                                                 std::uint64_t byte_offset = 0) {
+  // quick_export() leaves `owner` untouched when it declines, so it can be passed on.
+  if (auto* m = quick_export<managed_of<Handle>>(data, dtype, shape, strides, device,
+                                                 std::forward<Owner>(owner), flags, capacity,
+                                                 byte_offset)) {
+    return Handle::adopt_unchecked(m);
+  }
+  return export_slowly<Handle>(data, dtype, shape, strides, device, std::forward<Owner>(owner),
+                               flags, capacity, byte_offset);
 }
 
 /// Owns a block from operator new with 256-byte alignment.

@@ -334,28 +334,47 @@ DLPACKPP_FORCE_INLINE bool strided_extent(const std::int64_t* shape, const std::
   return true;
 }
 
-/// The byte checks of quick_accept() for a non-empty tensor whose elements, and the span
-/// from the first to the farthest, are each at most `count` elements: data is not NULL, the
-/// byte sizes fit in int64, byte_offset fits in a pointer offset, and data + byte_offset +
-/// the span does not wrap around the address space.
-DLPACKPP_FORCE_INLINE bool bytes_fit(const DLTensor& t, std::int64_t count) noexcept {
-  // Whole bytes per lane here (quick_accept() declined the rest), so sizes are products.
+/// The byte checks of quick_accept() and of an export's quick path, for a non-empty tensor
+/// whose elements, and the span from the first to the farthest, are each at most `count`
+/// elements: data is not NULL, the byte sizes fit in int64, byte_offset fits in a pointer
+/// offset, and data + byte_offset + the span does not wrap around the address space.
+DLPACKPP_FORCE_INLINE bool bytes_fit(const void* data, std::uint64_t byte_offset, DLDataType dtype,
+                                     std::int64_t count) noexcept {
+  // Whole bytes per lane here (the quick paths declined the rest), so sizes are products.
   const std::int64_t element_bytes =
-      static_cast<std::int64_t>(t.dtype.bits >> 3) * static_cast<std::int64_t>(t.dtype.lanes);
+      static_cast<std::int64_t>(dtype.bits >> 3) * static_cast<std::int64_t>(dtype.lanes);
   std::int64_t bytes = 0;
-  const std::uint64_t offset = t.byte_offset;
-  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(t.data));
+  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
   if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
-  if (DLPACKPP_UNLIKELY(t.data == nullptr)) return false;
-  if (DLPACKPP_UNLIKELY(offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
+  if (DLPACKPP_UNLIKELY(data == nullptr)) return false;
+  if (DLPACKPP_UNLIKELY(byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
   // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
   // data + byte_offset and the span after it.
-  const std::uint64_t end = base + (offset + static_cast<std::uint64_t>(bytes));
+  const std::uint64_t end = base + (byte_offset + static_cast<std::uint64_t>(bytes));
 #if UINTPTR_MAX < UINT64_MAX
   if (end > UINTPTR_MAX) return false;
 #endif
   return end >= base;
 }
+
+/// The element count of the quick paths, proving on the way that every extent is positive:
+/// add() each extent (false once the count overflows int64), then positive().
+struct PositiveCount {
+  std::int64_t numel = 1;
+  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
+
+  /// Multiplies `extent` in; false when the count overflows.
+  DLPACKPP_FORCE_INLINE bool add(std::int64_t extent) noexcept {
+    signs |= extent;
+    return !mul_overflows(numel, extent, numel);
+  }
+  /// No extent was zero or negative. A zero makes `numel - 1` negative; computed unsigned,
+  /// as negative extents may have multiplied to INT64_MIN without overflowing.
+  DLPACKPP_FORCE_INLINE bool positive() const noexcept {
+    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
+    return (signs | below) >= 0;
+  }
+};
 
 /// The common case, message-free and inline: a non-empty tensor of a valid whole-byte type
 /// on a known device, not padded, with NULL or non-negative strides. For a row-major
@@ -375,38 +394,32 @@ DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions
       (strides == nullptr && options.require_strides && ndim > 0)) {
     return false;
   }
-  std::int64_t numel = 1;
-  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
+  PositiveCount count;
   bool contiguous = true;
   bool counted = false;
   if (strides == nullptr) {
-    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
-      signs |= shape[d];
-      return !mul_overflows(numel, shape[d], numel);
-    });
+    counted = each_dim_inside_out(
+        ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE { return count.add(shape[d]); });
   } else {
     // Inside out, the row-major stride of a dimension is the count so far; the common case
     // matches it and never needs the extent compared with 1.
     counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
-      const std::int64_t extent = shape[d];
-      signs |= extent;
-      if (DLPACKPP_UNLIKELY(strides[d] != numel) && extent != 1) {
+      if (DLPACKPP_UNLIKELY(strides[d] != count.numel) && shape[d] != 1) {
         contiguous = false;
         return false;
       }
-      return !mul_overflows(numel, extent, numel);
+      return count.add(shape[d]);
     });
   }
+  std::int64_t numel = count.numel;
   if (DLPACKPP_LIKELY(counted)) {
-    // Contiguous (or NULL strides): the span is the count. Empty or negative extents make
-    // `signs | (numel - 1)` negative and are declined (unsigned, as numel may be INT64_MIN
-    // when negative extents multiplied without overflowing).
-    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
-    if ((signs | below) < 0 || !bytes_fit(t, numel)) return false;
+    // Contiguous (or NULL strides): the span is the count. Empty tensors and negative
+    // extents are declined.
+    if (!count.positive() || !bytes_fit(t.data, t.byte_offset, t.dtype, numel)) return false;
   } else {
     std::int64_t span = 0;
     if (contiguous || !strided_extent(shape, strides, ndim, numel, span) ||
-        !bytes_fit(t, numel > span ? numel : span)) {
+        !bytes_fit(t.data, t.byte_offset, t.dtype, numel > span ? numel : span)) {
       return false;
     }
   }

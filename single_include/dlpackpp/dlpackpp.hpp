@@ -2548,28 +2548,47 @@ DLPACKPP_FORCE_INLINE bool strided_extent(const std::int64_t* shape, const std::
   return true;
 }
 
-/// The byte checks of quick_accept() for a non-empty tensor whose elements, and the span
-/// from the first to the farthest, are each at most `count` elements: data is not NULL, the
-/// byte sizes fit in int64, byte_offset fits in a pointer offset, and data + byte_offset +
-/// the span does not wrap around the address space.
-DLPACKPP_FORCE_INLINE bool bytes_fit(const DLTensor& t, std::int64_t count) noexcept {
-  // Whole bytes per lane here (quick_accept() declined the rest), so sizes are products.
+/// The byte checks of quick_accept() and of an export's quick path, for a non-empty tensor
+/// whose elements, and the span from the first to the farthest, are each at most `count`
+/// elements: data is not NULL, the byte sizes fit in int64, byte_offset fits in a pointer
+/// offset, and data + byte_offset + the span does not wrap around the address space.
+DLPACKPP_FORCE_INLINE bool bytes_fit(const void* data, std::uint64_t byte_offset, DLDataType dtype,
+                                     std::int64_t count) noexcept {
+  // Whole bytes per lane here (the quick paths declined the rest), so sizes are products.
   const std::int64_t element_bytes =
-      static_cast<std::int64_t>(t.dtype.bits >> 3) * static_cast<std::int64_t>(t.dtype.lanes);
+      static_cast<std::int64_t>(dtype.bits >> 3) * static_cast<std::int64_t>(dtype.lanes);
   std::int64_t bytes = 0;
-  const std::uint64_t offset = t.byte_offset;
-  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(t.data));
+  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
   if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
-  if (DLPACKPP_UNLIKELY(t.data == nullptr)) return false;
-  if (DLPACKPP_UNLIKELY(offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
+  if (DLPACKPP_UNLIKELY(data == nullptr)) return false;
+  if (DLPACKPP_UNLIKELY(byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
   // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
   // data + byte_offset and the span after it.
-  const std::uint64_t end = base + (offset + static_cast<std::uint64_t>(bytes));
+  const std::uint64_t end = base + (byte_offset + static_cast<std::uint64_t>(bytes));
 #if UINTPTR_MAX < UINT64_MAX
   if (end > UINTPTR_MAX) return false;
 #endif
   return end >= base;
 }
+
+/// The element count of the quick paths, proving on the way that every extent is positive:
+/// add() each extent (false once the count overflows int64), then positive().
+struct PositiveCount {
+  std::int64_t numel = 1;
+  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
+
+  /// Multiplies `extent` in; false when the count overflows.
+  DLPACKPP_FORCE_INLINE bool add(std::int64_t extent) noexcept {
+    signs |= extent;
+    return !mul_overflows(numel, extent, numel);
+  }
+  /// No extent was zero or negative. A zero makes `numel - 1` negative; computed unsigned,
+  /// as negative extents may have multiplied to INT64_MIN without overflowing.
+  DLPACKPP_FORCE_INLINE bool positive() const noexcept {
+    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
+    return (signs | below) >= 0;
+  }
+};
 
 /// The common case, message-free and inline: a non-empty tensor of a valid whole-byte type
 /// on a known device, not padded, with NULL or non-negative strides. For a row-major
@@ -2589,38 +2608,32 @@ DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions
       (strides == nullptr && options.require_strides && ndim > 0)) {
     return false;
   }
-  std::int64_t numel = 1;
-  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
+  PositiveCount count;
   bool contiguous = true;
   bool counted = false;
   if (strides == nullptr) {
-    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
-      signs |= shape[d];
-      return !mul_overflows(numel, shape[d], numel);
-    });
+    counted = each_dim_inside_out(
+        ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE { return count.add(shape[d]); });
   } else {
     // Inside out, the row-major stride of a dimension is the count so far; the common case
     // matches it and never needs the extent compared with 1.
     counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
-      const std::int64_t extent = shape[d];
-      signs |= extent;
-      if (DLPACKPP_UNLIKELY(strides[d] != numel) && extent != 1) {
+      if (DLPACKPP_UNLIKELY(strides[d] != count.numel) && shape[d] != 1) {
         contiguous = false;
         return false;
       }
-      return !mul_overflows(numel, extent, numel);
+      return count.add(shape[d]);
     });
   }
+  std::int64_t numel = count.numel;
   if (DLPACKPP_LIKELY(counted)) {
-    // Contiguous (or NULL strides): the span is the count. Empty or negative extents make
-    // `signs | (numel - 1)` negative and are declined (unsigned, as numel may be INT64_MIN
-    // when negative extents multiplied without overflowing).
-    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
-    if ((signs | below) < 0 || !bytes_fit(t, numel)) return false;
+    // Contiguous (or NULL strides): the span is the count. Empty tensors and negative
+    // extents are declined.
+    if (!count.positive() || !bytes_fit(t.data, t.byte_offset, t.dtype, numel)) return false;
   } else {
     std::int64_t span = 0;
     if (contiguous || !strided_extent(shape, strides, ndim, numel, span) ||
-        !bytes_fit(t, numel > span ? numel : span)) {
+        !bytes_fit(t.data, t.byte_offset, t.dtype, numel > span ? numel : span)) {
       return false;
     }
   }
@@ -3020,12 +3033,44 @@ namespace detail {
 /// A copy of the viewed DLTensor whose shape and strides point at the producer's arrays
 /// where it sent them. Values the view must keep itself (compact strides for NULL, copies
 /// for a view of raw parts) live inline up to DLPACKPP_VIEW_INLINE_NDIM dimensions, above it
-/// on a shared heap block. Inline values are marked by a NULL pointer in the copy, never by a
-/// pointer into this object, so that plain copies of it stay valid.
+/// on a shared heap block. The copy's pointers are always the ones to read, so the hot
+/// accessors need no branch; copying re-points those that point inline at the copy's own
+/// inline values.
 class ViewStorage {
   static constexpr int inline_ndim = DLPACKPP_VIEW_INLINE_NDIM;
 
  public:
+  /// An empty storage, filled by borrow().
+  ViewStorage() noexcept = default;
+  /// Copies `other`, its inline values included.
+  ViewStorage(const ViewStorage& other) noexcept : tensor_(other.tensor_), heap_(other.heap_) {
+    take_inline(other);
+  }
+  /// As the copy, taking the heap block instead of sharing it.
+  ViewStorage(ViewStorage&& other) noexcept
+      : tensor_(other.tensor_), heap_(static_cast<SharedArray<std::int64_t>&&>(other.heap_)) {
+    take_inline(other);
+  }
+  /// Copies `other`, its inline values included.
+  ViewStorage& operator=(const ViewStorage& other) noexcept {
+    if (this != &other) {
+      tensor_ = other.tensor_;
+      heap_ = other.heap_;
+      take_inline(other);
+    }
+    return *this;
+  }
+  /// As the copy assignment, taking the heap block instead of sharing it.
+  ViewStorage& operator=(ViewStorage&& other) noexcept {
+    if (this != &other) {
+      tensor_ = other.tensor_;
+      heap_ = static_cast<SharedArray<std::int64_t>&&>(other.heap_);
+      take_inline(other);
+    }
+    return *this;
+  }
+  ~ViewStorage() = default;
+
   /// Views `t`'s own arrays; NULL strides become compact row-major strides, kept inline (no
   /// allocation) up to DLPACKPP_VIEW_INLINE_NDIM dimensions.
   DLPACKPP_FORCE_INLINE void borrow(const DLTensor& t) {
@@ -3034,7 +3079,8 @@ class ViewStorage {
       if (DLPACKPP_UNLIKELY(t.ndim > inline_ndim)) {
         compact_strides_to_heap();
       } else {
-        write_compact_strides(t.shape, static_cast<int>(t.ndim), inline_ + inline_ndim);
+        write_compact_strides(t.shape, static_cast<int>(t.ndim), inline_strides());
+        tensor_.strides = inline_strides();
       }
     }
   }
@@ -3044,8 +3090,8 @@ class ViewStorage {
   void copy_arrays() {
     const int ndim = static_cast<int>(tensor_.ndim);
     if (ndim == 0) return;
-    const std::int64_t* shape = this->shape();
-    const std::int64_t* strides = this->strides();  // may live in heap_: replaced last
+    const std::int64_t* shape = tensor_.shape;
+    const std::int64_t* strides = tensor_.strides;  // may live in heap_ or inline_: read first
     SharedArray<std::int64_t> heap;
     std::int64_t* out = inline_;
     std::size_t capacity = inline_ndim;
@@ -3054,27 +3100,38 @@ class ViewStorage {
       heap = SharedArray<std::int64_t>(2 * capacity);
       out = heap.data();
     }
-    for (int d = 0; d < ndim; ++d) {
-      out[d] = shape[d];
-      out[capacity + static_cast<std::size_t>(d)] = strides[d];
-    }
-    tensor_.shape = ndim > inline_ndim ? out : nullptr;
-    tensor_.strides = ndim > inline_ndim ? out + capacity : nullptr;
+    // Strides first: inline strides are moved to where they already are.
+    for (int d = 0; d < ndim; ++d) out[capacity + static_cast<std::size_t>(d)] = strides[d];
+    for (int d = 0; d < ndim; ++d) out[d] = shape[d];
+    tensor_.shape = out;
+    tensor_.strides = out + capacity;
     heap_ = static_cast<SharedArray<std::int64_t>&&>(heap);
   }
 
-  /// The viewed tensor as copied; shape or strides are NULL where the values are inline.
+  /// The viewed tensor as copied; for ndim > 0 its shape and strides are never NULL.
   const DLTensor& tensor() const noexcept { return tensor_; }
   /// ndim extents.
-  const std::int64_t* shape() const noexcept {
-    return tensor_.shape != nullptr ? tensor_.shape : inline_;
-  }
+  const std::int64_t* shape() const noexcept { return tensor_.shape; }
   /// ndim strides, never NULL for ndim > 0.
-  const std::int64_t* strides() const noexcept {
-    return tensor_.strides != nullptr ? tensor_.strides : inline_ + inline_ndim;
-  }
+  const std::int64_t* strides() const noexcept { return tensor_.strides; }
 
  private:
+  std::int64_t* inline_strides() noexcept { return inline_ + inline_ndim; }
+
+  // Re-points what pointed at `other`'s inline values at copies of them here.
+  void take_inline(const ViewStorage& other) noexcept {
+    const auto ndim = static_cast<std::size_t>(tensor_.ndim);
+    if (other.tensor_.shape == other.inline_) {
+      for (std::size_t d = 0; d < ndim; ++d) inline_[d] = other.inline_[d];
+      tensor_.shape = inline_;
+    }
+    if (other.tensor_.strides == other.inline_ + inline_ndim) {
+      for (std::size_t d = 0; d < ndim; ++d)
+        inline_[inline_ndim + d] = other.inline_[inline_ndim + d];
+      tensor_.strides = inline_strides();
+    }
+  }
+
   // Rare (ranks above the inline capacity), so it stays out of the inlined path.
   DLPACKPP_COLD void compact_strides_to_heap() {
     const auto ndim = static_cast<std::size_t>(tensor_.ndim);
@@ -4049,6 +4106,15 @@ struct ExportBlock {
     block->~ExportBlock();  // destroys the owner, which frees the buffer
     deallocate(block);
   }
+
+  /// Room for the block and `ndim` extents and strides, uninitialized.
+  static void* allocate_for(std::size_t ndim) {
+    return allocate(arrays_offset + 2 * ndim * sizeof(std::int64_t));
+  }
+  /// Where allocate_for() put the extents (the strides follow them).
+  static std::int64_t* arrays_of(void* raw) noexcept {
+    return reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + arrays_offset);
+  }
 };
 
 /// A shape with more elements than the memory behind it holds.
@@ -4080,20 +4146,82 @@ DLPACKPP_FORCE_INLINE void fill_managed(M& m, const DLTensor& t, void* ctx, void
   }
 }
 
-/// Builds and validates the export, consuming `owner` only on success. `capacity`, when not
-/// negative, is how many elements the memory holds: a shape with more is refused.
+/// Moves `owner` into the block at `raw` (freeing it if that throws) and completes the
+/// struct around `t`, whose shape and strides already point into the block.
+template <class Block, class Owner>
+DLPACKPP_FORCE_INLINE auto* finish_export(void* raw, const DLTensor& t, Owner&& owner,
+                                          std::uint64_t flags) {
+  struct FreeOnThrow {
+    void* raw;
+    ~FreeOnThrow() {
+      if (raw != nullptr) Block::deallocate(raw);
+    }
+  } guard{raw};
+  auto* block = ::new (raw) Block(std::forward<Owner>(owner));
+  guard.raw = nullptr;
+  fill_managed(block->managed, t, block, &Block::deleter, flags);
+  return &block->managed;
+}
+
+/// The common export built and checked in one pass over the shape: compact strides (none
+/// given), a whole-byte dtype, a known device, no extent zero or negative, nothing
+/// overflowing. Checks what it can before allocating, so constant dtypes and devices cost
+/// nothing. Returns the finished struct, or NULL with nothing allocated and `owner`
+/// untouched for anything else, valid or not, which make_export() then builds or refuses
+/// with the catalogue's error.
+template <class M, class Owner>
+DLPACKPP_FORCE_INLINE M* quick_export(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                                      Device device, Owner&& owner, std::uint64_t flags,
+                                      std::int64_t capacity, std::uint64_t byte_offset) {
+  using Block = ExportBlock<M, std::decay_t<Owner>>;
+  constexpr bool versioned = BasicManagedTensor<M>::is_versioned;
+  const std::size_t n = shape.size();
+  if (DLPACKPP_UNLIKELY(n > static_cast<std::size_t>(INT32_MAX)) || !strides.empty() ||
+      (versioned ? (flags & flag::is_subbyte_type_padded) != 0 : flags != 0) ||
+      DLPACKPP_UNLIKELY(!is_valid_whole_byte(dtype)) ||
+      DLPACKPP_UNLIKELY(!is_valid_device(device)) || DLPACKPP_UNLIKELY(data == nullptr)) {
+    return nullptr;
+  }
+  void* raw = Block::allocate_for(n);
+  std::int64_t* arrays = Block::arrays_of(raw);
+  const int ndim = static_cast<int>(n);
+  const std::int64_t* from = shape.data();
+  PositiveCount count;
+  // Inside out, each compact stride is the count so far.
+  const bool counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+    arrays[d] = from[d];
+    arrays[ndim + d] = count.numel;
+    return count.add(from[d]);
+  });
+  if (DLPACKPP_UNLIKELY(!counted || !count.positive() ||
+                        (capacity >= 0 && count.numel > capacity) ||
+                        !bytes_fit(data, byte_offset, dtype, count.numel))) {
+    Block::deallocate(raw);
+    return nullptr;
+  }
+  DLTensor t;
+  t.data = data;
+  t.device = device;
+  t.ndim = ndim;
+  t.dtype = dtype;
+  t.shape = ndim > 0 ? arrays : nullptr;
+  t.strides = ndim > 0 ? arrays + ndim : nullptr;
+  t.byte_offset = byte_offset;
+  return finish_export<Block>(raw, t, std::forward<Owner>(owner), flags);
+}
+
+/// Builds and validates any export, consuming `owner` only on success: what quick_export()
+/// declined, so it may allocate and fail. `capacity`, when not negative, is how many
+/// elements the memory holds: a shape with more is refused.
 template <class Handle, class Owner>
-DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, IntSpan shape,
-                                                 IntSpan strides, Device device, Owner&& owner,
-                                                 std::uint64_t flags, std::int64_t capacity = -1,
-                                                 std::uint64_t byte_offset = 0) {
+Result<Handle> export_slowly(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                             Device device, Owner&& owner, std::uint64_t flags,
+                             std::int64_t capacity, std::uint64_t byte_offset) {
   static_assert(is_managed_handle<Handle>::value,
                 "the first template argument must be ManagedTensor or LegacyManagedTensor");
-  using M = managed_of<Handle>;
-  using O = std::decay_t<Owner>;
-  using Block = ExportBlock<M, O>;
-  static_assert(std::is_nothrow_destructible<O>::value, "the owner's destructor must not throw");
-
+  static_assert(std::is_nothrow_destructible<std::decay_t<Owner>>::value,
+                "the owner's destructor must not throw");
+  using Block = ExportBlock<managed_of<Handle>, std::decay_t<Owner>>;
   if constexpr (!Handle::is_versioned) {
     if (flags != 0) {
       return make_error(flags & flag::read_only ? Errc::read_only : Errc::invalid_flags,
@@ -4118,8 +4246,8 @@ DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, Int
 
   // From here on the parts are trusted: copied and completed without a second check.
   const auto n = static_cast<int>(shape.size());
-  void* raw = Block::allocate(Block::arrays_offset + 2 * shape.size() * sizeof(std::int64_t));
-  auto* arrays = reinterpret_cast<std::int64_t*>(static_cast<char*>(raw) + Block::arrays_offset);
+  void* raw = Block::allocate_for(shape.size());
+  std::int64_t* arrays = Block::arrays_of(raw);
   const std::int64_t* from = shape.data();
   if (strides.empty()) {
     // Exports always carry strides: DLPack >= 1.2 requires them, so consumers need not
@@ -4133,18 +4261,26 @@ DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, Int
       return true;
     });
   }
-  struct FreeOnThrow {
-    void* raw;
-    ~FreeOnThrow() {
-      if (raw != nullptr) Block::deallocate(raw);
-    }
-  } guard{raw};
-  auto* block = ::new (raw) Block(std::forward<Owner>(owner));
-  guard.raw = nullptr;
   t.shape = n > 0 ? arrays : nullptr;
   t.strides = n > 0 ? arrays + n : nullptr;
-  fill_managed(block->managed, t, block, &Block::deleter, flags);
-  return Handle::adopt_unchecked(&block->managed);
+  return Handle::adopt_unchecked(finish_export<Block>(raw, t, std::forward<Owner>(owner), flags));
+}
+
+/// Builds and validates the export, consuming `owner` only on success; the arguments are
+/// export_slowly()'s.
+template <class Handle, class Owner>
+DLPACKPP_FORCE_INLINE Result<Handle> make_export(void* data, DataType dtype, IntSpan shape,
+                                                 IntSpan strides, Device device, Owner&& owner,
+                                                 std::uint64_t flags, std::int64_t capacity = -1,
+                                                 std::uint64_t byte_offset = 0) {
+  // quick_export() leaves `owner` untouched when it declines, so it can be passed on.
+  if (auto* m = quick_export<managed_of<Handle>>(data, dtype, shape, strides, device,
+                                                 std::forward<Owner>(owner), flags, capacity,
+                                                 byte_offset)) {
+    return Handle::adopt_unchecked(m);
+  }
+  return export_slowly<Handle>(data, dtype, shape, strides, device, std::forward<Owner>(owner),
+                               flags, capacity, byte_offset);
 }
 
 /// Owns a block from operator new with 256-byte alignment.
