@@ -20,6 +20,7 @@ using dlpackpp_test::expect_errc;
 
 using dlpackpp::DataType;
 using dlpackpp::Device;
+namespace dtype_code = dlpackpp::dtype_code;
 using dlpackpp::Errc;
 using dlpackpp::Error;
 using dlpackpp::IntSpan;
@@ -244,6 +245,81 @@ TYPED_TEST(Producers, WrapThatFailsValidationLeavesTheOwnerWithTheCaller) {
     }
   }
   EXPECT_EQ(destroyed, 1);
+}
+
+// An export of compact parts is accepted exactly when validate() accepts the DLTensor those
+// parts describe, with the same error otherwise, whichever of the export's paths (the quick
+// one-pass build or the catalogue) decides; the owner stays with the caller on failure.
+TYPED_TEST(Producers, ExportsAcceptWhatValidationAcceptsAndReportItsError) {
+  float buffer[16] = {};
+  void* top = reinterpret_cast<void*>(~std::uintptr_t{0} - 63);  // near the address space's end
+  const std::int64_t big = std::int64_t{1} << 40;
+  const std::uint64_t max_offset = static_cast<std::uint64_t>(PTRDIFF_MAX);
+  struct Case {
+    const char* name;
+    void* data;
+    DataType dtype;
+    std::vector<std::int64_t> shape;
+    Device device;
+    std::uint64_t byte_offset;
+  };
+  const Case cases[] = {
+      {"scalar", buffer, DataType::float32(), {}, Device::cpu(), 0},
+      {"rank 1", buffer, DataType::float32(), {16}, Device::cpu(), 0},
+      {"rank 9", buffer, DataType::uint8(), {1, 2, 1, 2, 1, 2, 1, 2, 1}, Device::cpu(), 0},
+      {"empty", buffer, DataType::float32(), {3, 0, 2}, Device::cpu(), 0},
+      {"empty, NULL data", nullptr, DataType::float32(), {0}, Device::cpu(), 0},
+      {"negative extent", buffer, DataType::float32(), {2, -3}, Device::cpu(), 0},
+      {"NULL data", nullptr, DataType::float32(), {2}, Device::cpu(), 0},
+      {"count overflows", buffer, DataType::float32(), {INT64_MAX, 2}, Device::cpu(), 0},
+      {"bytes overflow", buffer, DataType::float64(), {big, big / 2}, Device::cpu(), 0},
+      {"huge but valid", buffer, DataType::uint8(), {big, 1024}, Device::cpu(), 0},
+      {"span wraps", top, DataType::float32(), {32}, Device::cpu(), 0},
+      {"offset at the limit", buffer, DataType::uint8(), {1}, Device::cpu(), max_offset / 2},
+      {"offset past the limit", buffer, DataType::uint8(), {1}, Device::cpu(), max_offset + 1},
+      {"sub-byte", buffer, DataType(dtype_code::int_, 4), {3}, Device::cpu(), 0},
+      {"bool", buffer, DataType::bool_(), {4}, Device::cpu(), 0},
+      {"vector lanes", buffer, DataType(dtype_code::float_, 32, 4), {2}, Device::cpu(), 0},
+      {"zero lanes", buffer, DataType(dtype_code::float_, 32, 0), {2}, Device::cpu(), 0},
+      {"odd width", buffer, DataType(dtype_code::float_, 24), {2}, Device::cpu(), 0},
+      {"unknown code", buffer, DataType(200, 32), {2}, Device::cpu(), 0},
+      {"cuda", buffer, DataType::float32(), {2}, Device::cuda(3), 0},
+      {"unknown device", buffer, DataType::float32(), {2}, Device::from_code(63), 0},
+      {"negative device id", buffer, DataType::float32(), {2}, Device::from_code(2, -1), 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    DLTensor described{};
+    described.data = c.data;
+    described.device = c.device;
+    described.ndim = static_cast<std::int32_t>(c.shape.size());
+    described.dtype = c.dtype;
+    described.shape = const_cast<std::int64_t*>(c.shape.data());
+    described.byte_offset = c.byte_offset;
+    const dlpackpp::Result<void> expected = dlpackpp::validate(described);
+    int destroyed = 0;
+    {
+      Guard guard(destroyed);
+      auto r = dlpackpp::try_wrap<TypeParam>(c.data, c.dtype, c.shape, {}, c.device,
+                                             std::move(guard), 0, c.byte_offset);
+      ASSERT_EQ(static_cast<bool>(r), static_cast<bool>(expected));
+      if (r) {
+        EXPECT_FALSE(guard.owns());
+        const DLTensor& dl = r->get()->dl_tensor;
+        EXPECT_EQ(r->shape(), IntSpan(c.shape));
+        EXPECT_EQ(dl.byte_offset, c.byte_offset);
+        if (dl.ndim > 0) {
+          EXPECT_NE(dl.strides, nullptr);
+        }
+        EXPECT_TRUE(dlpackpp::validate(dl));
+      } else {
+        EXPECT_TRUE(guard.owns());
+        EXPECT_EQ(r.error().code(), expected.error().code());
+        EXPECT_STREQ(r.error().what(), expected.error().what());
+      }
+    }
+    EXPECT_EQ(destroyed, 1);
+  }
 }
 
 TYPED_TEST(Producers, WrapCopiesShapeAndStridesIntoTheExport) {

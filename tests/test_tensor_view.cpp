@@ -840,3 +840,63 @@ TEST(TensorViewTwins, TryFormsReportWhatTheThrowingFormsThrow) {
 }
 
 }  // namespace
+
+// Copies and moves of views whose values live inside the view (normalized NULL strides, raw
+// parts) must point at their own copies, so they outlive the view they came from.
+namespace {
+bool points_into(const TensorView& v, const std::int64_t* p) {
+  const auto* begin = reinterpret_cast<const unsigned char*>(&v);
+  const auto* q = reinterpret_cast<const unsigned char*>(p);
+  return q >= begin && q < begin + sizeof(TensorView);
+}
+
+void expect_compact_4x3(const TensorView& v) {
+  EXPECT_EQ(v.shape(), (Ints{4, 3}));
+  EXPECT_EQ(v.strides(), (Ints{3, 1}));
+  EXPECT_EQ(v.numel(), 12);
+  EXPECT_TRUE(v.is_contiguous());
+}
+}  // namespace
+
+TEST(TensorViewCopies, InlineValuesFollowTheCopy) {
+  float buffer[12] = {};
+  Ints shape = {4, 3};
+  std::optional<TensorView> source;
+  {
+    const DLTensor legacy = make_tensor(buffer, DataType::float32(), shape, nullptr);
+    source.emplace(legacy);  // NULL strides: normalized inline, the DLTensor itself dies here
+  }
+  std::optional<TensorView> raw;
+  raw.emplace(buffer, DataType::float32(), IntSpan{4, 3});  // shape and strides copied inline
+
+  for (std::optional<TensorView>* from : {&source, &raw}) {
+    TensorView copied(**from);
+    TensorView moved{TensorView(**from)};
+    TensorView assigned(buffer, DataType::float32(), IntSpan{1});
+    assigned = copied;
+    TensorView move_assigned(buffer, DataType::float32(), IntSpan{1});
+    move_assigned = TensorView(copied);
+    from->reset();  // every pointer into the source now dangles
+    for (const TensorView* v : {&copied, &moved, &assigned, &move_assigned}) {
+      expect_compact_4x3(*v);
+      EXPECT_TRUE(points_into(*v, v->strides().data()));
+    }
+    from->emplace(copied);
+    EXPECT_TRUE(points_into(**from, (*from)->strides().data()));
+  }
+  TensorView self(buffer, DataType::float32(), IntSpan{4, 3});
+  TensorView& alias = self;
+  self = alias;
+  expect_compact_4x3(self);
+}
+
+TEST(TensorViewCopies, ProducerArraysAreSharedNotCopied) {
+  float buffer[12] = {};
+  Ints shape = {4, 3};
+  Ints strides = {3, 1};
+  const DLTensor t = make_tensor(buffer, DataType::float32(), shape, &strides);
+  const TensorView v(t);
+  const TensorView copy = v;
+  EXPECT_EQ(copy.shape().data(), shape.data());
+  EXPECT_EQ(copy.strides().data(), strides.data());
+}

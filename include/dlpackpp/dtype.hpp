@@ -130,9 +130,12 @@ inline constexpr ByteWidths byte_widths = make_byte_widths();
 /// A valid dtype (lanes >= 1, a code/bits pair DLPack defines) of whole bytes per lane: the
 /// common case, checked with one table load instead of a switch over the codes.
 DLPACKPP_FORCE_INLINE bool is_valid_whole_byte(DLDataType dtype) noexcept {
-  const unsigned bits = dtype.bits;
-  return (bits & 7u) == 0 && dtype.lanes != 0 &&
-         ((byte_widths.masks[dtype.code] >> (bits >> 3)) & 1u) != 0;
+  // The struct as one 32-bit word (code | bits << 8 | lanes << 16), tested in place: lanes
+  // of at least one, bits a multiple of 8, and the table's bit for bits / 8.
+  const std::uint32_t word =
+      std::uint32_t{dtype.code} | std::uint32_t{dtype.bits} << 8 | std::uint32_t{dtype.lanes} << 16;
+  return word > 0xffffu && (word & 0x700u) == 0 &&
+         ((byte_widths.masks[word & 0xffu] >> ((word >> 11) & 31u)) & 1u) != 0;
 }
 
 /// Bytes for `numel` elements of bits x lanes, without overflowing on the way; false when

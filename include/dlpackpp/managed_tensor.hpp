@@ -127,7 +127,7 @@ class BasicManagedTensor {
   /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path); valid
   /// while this handle owns the tensor. Raw access without the flags goes through get().
   TensorView view() const& DLPACKPP_LIFETIMEBOUND {
-    return TensorView::unchecked(tensor(), flags());
+    return TensorView::of_managed(tensor(), flags());
   }
   /// Deleted: the view would outlive the temporary's tensor (its deleter runs first).
   TensorView view() const&& = delete;

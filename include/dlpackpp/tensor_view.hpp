@@ -53,7 +53,10 @@ class TensorView {
     detail::TensorFacts facts;
     Result<void> ok = detail::inspect(tensor, options, facts);
     if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    return TensorView(tensor, options.flags, facts);
+    TensorView v(options.flags);
+    v.storage_.borrow(tensor);
+    v.facts_ = facts;
+    return v;
   }
   /// Non-throwing TensorView(data, dtype, shape, strides, device, byte_offset).
   static Result<TensorView> try_from(void* data, DataType dtype, IntSpan shape,
@@ -72,14 +75,10 @@ class TensorView {
   /// DLPACKPP_VIEW_INLINE_NDIM dimensions.
   DLPACKPP_FORCE_INLINE static TensorView unchecked(const DLTensor& tensor,
                                                     std::uint64_t flags = 0) {
-    const auto ndim = static_cast<int>(tensor.ndim);
-    detail::TensorFacts facts;
-    if (tensor.strides != nullptr) {
-      detail::count_and_density(tensor.shape, tensor.strides, ndim, facts.numel, facts.contiguous);
-    } else {
-      facts.numel = detail::numel_unchecked(tensor.shape, ndim);
-    }
-    return TensorView(tensor, flags, facts);
+    TensorView v(flags);
+    v.storage_.borrow(tensor);
+    detail::count_layout(tensor, v.facts_.numel, v.facts_.contiguous);
+    return v;
   }
 
   /// Number of dimensions.
@@ -102,10 +101,12 @@ class TensorView {
   /// Non-throwing stride(int).
   Result<std::int64_t> try_stride(int d) const { return at(strides_data(), d); }
   /// Number of elements (1 for a zero-dim tensor).
-  std::int64_t numel() const noexcept { return numel_; }
+  std::int64_t numel() const noexcept { return facts_.numel; }
   /// Bytes of the elements themselves (packed or padded sub-byte aware), not the span of a
   /// strided view.
-  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype(), numel_, flags_); }
+  std::int64_t nbytes() const noexcept {
+    return detail::nbytes_of_valid(dtype(), facts_.numel, flags_);
+  }
   /// Element type.
   DataType dtype() const noexcept { return storage_.tensor().dtype; }
   /// Where the memory lives.
@@ -211,14 +212,14 @@ class TensorView {
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
-  bool is_contiguous() const noexcept { return contiguous_; }
+  bool is_contiguous() const noexcept { return facts_.contiguous; }
   /// Column-major dense (Fortran order), with the same allowances.
   bool is_fortran_contiguous() const noexcept {
     return detail::dense_in_order(shape_data(), strides_data(), ndim(), true);
   }
   /// Dense under some permutation of the dimensions: no gaps, no overlaps, positive strides.
   bool is_compact() const noexcept {
-    return numel_ == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
+    return facts_.numel == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
   }
 
   /// A typed, strided accessor of rank N, checked once: dtype, rank, writability for a
@@ -262,11 +263,15 @@ class TensorView {
   template <class DLManaged>
   friend class BasicManagedTensor;
 
-  DLPACKPP_FORCE_INLINE TensorView(const DLTensor& t, std::uint64_t flags,
-                                   const detail::TensorFacts& facts)
-      : flags_(flags), numel_(facts.numel), contiguous_(facts.contiguous) {
-    storage_.borrow(t);
+  // A view reading a managed tensor's own DLTensor in place, which outlives the view.
+  DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags) {
+    TensorView v(flags);
+    v.storage_.point_at(t);
+    detail::count_layout(t, v.facts_.numel, v.facts_.contiguous);
+    return v;
   }
+  // Filled by the caller: storage_, then facts_.
+  DLPACKPP_FORCE_INLINE explicit TensorView(std::uint64_t flags) noexcept : flags_(flags) {}
 
   std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim()); }
   const std::int64_t* shape_data() const noexcept { return storage_.shape(); }
@@ -319,7 +324,7 @@ class TensorView {
     return {};
   }
   Result<void> contiguous_problem() const {
-    if (DLPACKPP_UNLIKELY(!contiguous_)) {
+    if (DLPACKPP_UNLIKELY(!facts_.contiguous)) {
       return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
                                 " is not row-major contiguous");
     }
@@ -332,8 +337,7 @@ class TensorView {
 
   detail::ViewStorage storage_;
   std::uint64_t flags_;
-  std::int64_t numel_;
-  bool contiguous_;
+  detail::TensorFacts facts_;
 };
 
 inline DLTensor TensorView::to_dltensor() const& noexcept {

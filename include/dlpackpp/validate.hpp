@@ -56,10 +56,10 @@ inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, In
   return {};
 }
 
-/// What validation learns on the way, so views need not recompute it.
+/// What validation learns on the way; uninitialized until a check accepts the tensor.
 struct TensorFacts {
-  std::int64_t numel = 0;
-  bool contiguous = true;
+  std::int64_t numel;
+  bool contiguous;
 };
 
 /// Bytes of the elements of a tensor validation already accepted.
@@ -310,9 +310,9 @@ DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
   const RawDevice raw = raw_device(device);
   const std::uint64_t bits = std::uint64_t{static_cast<std::uint32_t>(raw.type)} |
                              std::uint64_t{static_cast<std::uint32_t>(raw.id)} << 32;
-  const auto type = static_cast<std::uint32_t>(bits);
-  return static_cast<std::int64_t>(bits) >= 0 && type < 64 &&
-         ((known_device_types() >> type) & 1u) != 0;
+  // One test for a negative id and a type code of 64 or more, then the mask.
+  constexpr std::uint64_t out_of_range = 0x80000000ffffffc0u;
+  return (bits & out_of_range) == 0 && ((known_device_types() >> (bits & 63u)) & 1u) != 0;
 }
 
 /// Element count and the span (offset of the farthest element plus one) of a strided tensor
@@ -345,9 +345,9 @@ DLPACKPP_FORCE_INLINE bool bytes_fit(const void* data, std::uint64_t byte_offset
       static_cast<std::int64_t>(dtype.bits >> 3) * static_cast<std::int64_t>(dtype.lanes);
   std::int64_t bytes = 0;
   const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
-  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
   if (DLPACKPP_UNLIKELY(data == nullptr)) return false;
   if (DLPACKPP_UNLIKELY(byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
+  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
   // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
   // data + byte_offset and the span after it.
   const std::uint64_t end = base + (byte_offset + static_cast<std::uint64_t>(bytes));

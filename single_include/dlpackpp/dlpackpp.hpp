@@ -1519,9 +1519,12 @@ inline constexpr ByteWidths byte_widths = make_byte_widths();
 /// A valid dtype (lanes >= 1, a code/bits pair DLPack defines) of whole bytes per lane: the
 /// common case, checked with one table load instead of a switch over the codes.
 DLPACKPP_FORCE_INLINE bool is_valid_whole_byte(DLDataType dtype) noexcept {
-  const unsigned bits = dtype.bits;
-  return (bits & 7u) == 0 && dtype.lanes != 0 &&
-         ((byte_widths.masks[dtype.code] >> (bits >> 3)) & 1u) != 0;
+  // The struct as one 32-bit word (code | bits << 8 | lanes << 16), tested in place: lanes
+  // of at least one, bits a multiple of 8, and the table's bit for bits / 8.
+  const std::uint32_t word =
+      std::uint32_t{dtype.code} | std::uint32_t{dtype.bits} << 8 | std::uint32_t{dtype.lanes} << 16;
+  return word > 0xffffu && (word & 0x700u) == 0 &&
+         ((byte_widths.masks[word & 0xffu] >> ((word >> 11) & 31u)) & 1u) != 0;
 }
 
 /// Bytes for `numel` elements of bits x lanes, without overflowing on the way; false when
@@ -2054,6 +2057,7 @@ DLPACKPP_END_NAMESPACE
 
 // #include "dlpackpp/detail/checked.hpp" (already inlined)
 // #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
 
 #include <cstdint>
 
@@ -2178,6 +2182,19 @@ DLPACKPP_FORCE_INLINE void count_and_density(const std::int64_t* shape, const st
   contiguous = DLPACKPP_LIKELY(dense) || count == 0;
 }
 
+/// Element count and row-major density of a tensor nobody checked, whose strides may be
+/// NULL (compact, so dense).
+DLPACKPP_FORCE_INLINE void count_layout(const DLTensor& t, std::int64_t& numel,
+                                        bool& contiguous) noexcept {
+  const auto ndim = static_cast<int>(t.ndim);
+  if (t.strides != nullptr) {
+    count_and_density(t.shape, t.strides, ndim, numel, contiguous);
+  } else {
+    numel = numel_unchecked(t.shape, ndim);
+    contiguous = true;
+  }
+}
+
 /// Dense in row-major (or, with `fortran`, column-major) order: each stride is the product of
 /// the extents inside it. Size-1 dimensions (any stride) and empty tensors never spoil it.
 constexpr bool dense_in_order(const std::int64_t* shape, const std::int64_t* strides, int ndim,
@@ -2270,10 +2287,10 @@ inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, In
   return {};
 }
 
-/// What validation learns on the way, so views need not recompute it.
+/// What validation learns on the way; uninitialized until a check accepts the tensor.
 struct TensorFacts {
-  std::int64_t numel = 0;
-  bool contiguous = true;
+  std::int64_t numel;
+  bool contiguous;
 };
 
 /// Bytes of the elements of a tensor validation already accepted.
@@ -2524,9 +2541,9 @@ DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
   const RawDevice raw = raw_device(device);
   const std::uint64_t bits = std::uint64_t{static_cast<std::uint32_t>(raw.type)} |
                              std::uint64_t{static_cast<std::uint32_t>(raw.id)} << 32;
-  const auto type = static_cast<std::uint32_t>(bits);
-  return static_cast<std::int64_t>(bits) >= 0 && type < 64 &&
-         ((known_device_types() >> type) & 1u) != 0;
+  // One test for a negative id and a type code of 64 or more, then the mask.
+  constexpr std::uint64_t out_of_range = 0x80000000ffffffc0u;
+  return (bits & out_of_range) == 0 && ((known_device_types() >> (bits & 63u)) & 1u) != 0;
 }
 
 /// Element count and the span (offset of the farthest element plus one) of a strided tensor
@@ -2559,9 +2576,9 @@ DLPACKPP_FORCE_INLINE bool bytes_fit(const void* data, std::uint64_t byte_offset
       static_cast<std::int64_t>(dtype.bits >> 3) * static_cast<std::int64_t>(dtype.lanes);
   std::int64_t bytes = 0;
   const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
-  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
   if (DLPACKPP_UNLIKELY(data == nullptr)) return false;
   if (DLPACKPP_UNLIKELY(byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
+  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
   // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
   // data + byte_offset and the span after it.
   const std::uint64_t end = base + (byte_offset + static_cast<std::uint64_t>(bytes));
@@ -3030,68 +3047,71 @@ DLPACKPP_END_NAMESPACE
 DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
-/// A copy of the viewed DLTensor whose shape and strides point at the producer's arrays
-/// where it sent them. Values the view must keep itself (compact strides for NULL, copies
-/// for a view of raw parts) live inline up to DLPACKPP_VIEW_INLINE_NDIM dimensions, above it
-/// on a shared heap block. The copy's pointers are always the ones to read, so the hot
-/// accessors need no branch; copying re-points those that point inline at the copy's own
-/// inline values.
+/// Where a view reads its tensor: the producer's own DLTensor when that outlives the view
+/// (a managed tensor's), otherwise a copy kept here, so a view of a temporary DLTensor stays
+/// valid. Values the view must keep itself (compact strides for NULL, copies for a view of
+/// raw parts) live inline up to DLPACKPP_VIEW_INLINE_NDIM dimensions, above it on a shared
+/// heap block. Copying re-points whatever pointed into the source at this storage.
 class ViewStorage {
   static constexpr int inline_ndim = DLPACKPP_VIEW_INLINE_NDIM;
 
  public:
-  /// An empty storage, filled by borrow().
+  /// An empty storage, filled by point_at() or borrow().
   ViewStorage() noexcept = default;
-  /// Copies `other`, its inline values included.
-  ViewStorage(const ViewStorage& other) noexcept : tensor_(other.tensor_), heap_(other.heap_) {
-    take_inline(other);
-  }
+  /// Copies `other`, re-pointing what pointed into it.
+  ViewStorage(const ViewStorage& other) noexcept : heap_(other.heap_) { take(other); }
   /// As the copy, taking the heap block instead of sharing it.
   ViewStorage(ViewStorage&& other) noexcept
-      : tensor_(other.tensor_), heap_(static_cast<SharedArray<std::int64_t>&&>(other.heap_)) {
-    take_inline(other);
+      : heap_(static_cast<SharedArray<std::int64_t>&&>(other.heap_)) {
+    take(other);
   }
-  /// Copies `other`, its inline values included.
+  /// Copies `other`, re-pointing what pointed into it.
   ViewStorage& operator=(const ViewStorage& other) noexcept {
     if (this != &other) {
-      tensor_ = other.tensor_;
       heap_ = other.heap_;
-      take_inline(other);
+      take(other);
     }
     return *this;
   }
   /// As the copy assignment, taking the heap block instead of sharing it.
   ViewStorage& operator=(ViewStorage&& other) noexcept {
     if (this != &other) {
-      tensor_ = other.tensor_;
       heap_ = static_cast<SharedArray<std::int64_t>&&>(other.heap_);
-      take_inline(other);
+      take(other);
     }
     return *this;
   }
   ~ViewStorage() = default;
 
-  /// Views `t`'s own arrays; NULL strides become compact row-major strides, kept inline (no
-  /// allocation) up to DLPACKPP_VIEW_INLINE_NDIM dimensions.
-  DLPACKPP_FORCE_INLINE void borrow(const DLTensor& t) {
-    tensor_ = t;
+  /// Views `t` in place: it must outlive this storage. NULL strides become compact row-major
+  /// strides, kept inline (no allocation) up to DLPACKPP_VIEW_INLINE_NDIM dimensions.
+  DLPACKPP_FORCE_INLINE void point_at(const DLTensor& t) {
+    tensor_ = &t;
+    strides_ = t.strides;
     if (t.strides == nullptr && t.ndim > 0) {
       if (DLPACKPP_UNLIKELY(t.ndim > inline_ndim)) {
         compact_strides_to_heap();
       } else {
-        write_compact_strides(t.shape, static_cast<int>(t.ndim), inline_strides());
-        tensor_.strides = inline_strides();
+        write_compact_strides(t.shape, static_cast<int>(t.ndim), inline_ + inline_ndim);
+        strides_ = inline_ + inline_ndim;
       }
     }
+  }
+  /// Views a copy of `t` (its arrays must outlive this storage; `t` itself need not).
+  DLPACKPP_FORCE_INLINE void borrow(const DLTensor& t) {
+    own_ = t;
+    point_at(own_);
   }
 
   /// Keeps copies of both arrays (strides normalized already), so nothing the caller passed
   /// needs to outlive the view.
   void copy_arrays() {
-    const int ndim = static_cast<int>(tensor_.ndim);
+    own_ = *tensor_;
+    tensor_ = &own_;
+    const int ndim = static_cast<int>(own_.ndim);
     if (ndim == 0) return;
-    const std::int64_t* shape = tensor_.shape;
-    const std::int64_t* strides = tensor_.strides;  // may live in heap_ or inline_: read first
+    const std::int64_t* shape = own_.shape;
+    const std::int64_t* strides = strides_;  // may live in heap_ or inline_: read first
     SharedArray<std::int64_t> heap;
     std::int64_t* out = inline_;
     std::size_t capacity = inline_ndim;
@@ -3103,45 +3123,51 @@ class ViewStorage {
     // Strides first: inline strides are moved to where they already are.
     for (int d = 0; d < ndim; ++d) out[capacity + static_cast<std::size_t>(d)] = strides[d];
     for (int d = 0; d < ndim; ++d) out[d] = shape[d];
-    tensor_.shape = out;
-    tensor_.strides = out + capacity;
+    own_.shape = out;
+    own_.strides = out + capacity;
+    strides_ = out + capacity;
     heap_ = static_cast<SharedArray<std::int64_t>&&>(heap);
   }
 
-  /// The viewed tensor as copied; for ndim > 0 its shape and strides are never NULL.
-  const DLTensor& tensor() const noexcept { return tensor_; }
+  /// The viewed tensor; its strides may be NULL (strides() has the normalized ones).
+  const DLTensor& tensor() const noexcept { return *tensor_; }
   /// ndim extents.
-  const std::int64_t* shape() const noexcept { return tensor_.shape; }
+  const std::int64_t* shape() const noexcept { return tensor_->shape; }
   /// ndim strides, never NULL for ndim > 0.
-  const std::int64_t* strides() const noexcept { return tensor_.strides; }
+  const std::int64_t* strides() const noexcept { return strides_; }
 
  private:
-  std::int64_t* inline_strides() noexcept { return inline_ + inline_ndim; }
-
-  // Re-points what pointed at `other`'s inline values at copies of them here.
-  void take_inline(const ViewStorage& other) noexcept {
-    const auto ndim = static_cast<std::size_t>(tensor_.ndim);
-    if (other.tensor_.shape == other.inline_) {
+  // Copies `other`'s pointers and whatever of it they point into, re-pointed here.
+  void take(const ViewStorage& other) noexcept {
+    own_ = other.own_;
+    tensor_ = other.tensor_ == &other.own_ ? &own_ : other.tensor_;
+    strides_ = other.strides_;
+    const auto ndim = static_cast<std::size_t>(tensor_->ndim);
+    if (own_.shape == other.inline_) {
       for (std::size_t d = 0; d < ndim; ++d) inline_[d] = other.inline_[d];
-      tensor_.shape = inline_;
+      own_.shape = inline_;
     }
-    if (other.tensor_.strides == other.inline_ + inline_ndim) {
-      for (std::size_t d = 0; d < ndim; ++d)
+    if (other.strides_ == other.inline_ + inline_ndim) {
+      for (std::size_t d = 0; d < ndim; ++d) {
         inline_[inline_ndim + d] = other.inline_[inline_ndim + d];
-      tensor_.strides = inline_strides();
+      }
+      strides_ = inline_ + inline_ndim;
+      if (own_.strides == other.inline_ + inline_ndim) own_.strides = inline_ + inline_ndim;
     }
   }
 
   // Rare (ranks above the inline capacity), so it stays out of the inlined path.
   DLPACKPP_COLD void compact_strides_to_heap() {
-    const auto ndim = static_cast<std::size_t>(tensor_.ndim);
+    const auto ndim = static_cast<std::size_t>(tensor_->ndim);
     SharedArray<std::int64_t> strides(ndim);
-    write_compact_strides(tensor_.shape, static_cast<int>(ndim), strides.data());
-    tensor_.strides = strides.data();
+    write_compact_strides(tensor_->shape, static_cast<int>(ndim), strides.data());
+    strides_ = strides.data();
     heap_ = static_cast<SharedArray<std::int64_t>&&>(strides);
   }
 
-  DLTensor tensor_;
+  const DLTensor* tensor_;
+  const std::int64_t* strides_;
+  DLTensor own_;  // the viewed tensor when tensor_ points here; unread otherwise
   SharedArray<std::int64_t> heap_;
   // Written before it is read, never zero-filled: views are made on hot paths.
   std::int64_t inline_[2 * inline_ndim];
@@ -3286,7 +3312,10 @@ class TensorView {
     detail::TensorFacts facts;
     Result<void> ok = detail::inspect(tensor, options, facts);
     if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    return TensorView(tensor, options.flags, facts);
+    TensorView v(options.flags);
+    v.storage_.borrow(tensor);
+    v.facts_ = facts;
+    return v;
   }
   /// Non-throwing TensorView(data, dtype, shape, strides, device, byte_offset).
   static Result<TensorView> try_from(void* data, DataType dtype, IntSpan shape,
@@ -3305,14 +3334,10 @@ class TensorView {
   /// DLPACKPP_VIEW_INLINE_NDIM dimensions.
   DLPACKPP_FORCE_INLINE static TensorView unchecked(const DLTensor& tensor,
                                                     std::uint64_t flags = 0) {
-    const auto ndim = static_cast<int>(tensor.ndim);
-    detail::TensorFacts facts;
-    if (tensor.strides != nullptr) {
-      detail::count_and_density(tensor.shape, tensor.strides, ndim, facts.numel, facts.contiguous);
-    } else {
-      facts.numel = detail::numel_unchecked(tensor.shape, ndim);
-    }
-    return TensorView(tensor, flags, facts);
+    TensorView v(flags);
+    v.storage_.borrow(tensor);
+    detail::count_layout(tensor, v.facts_.numel, v.facts_.contiguous);
+    return v;
   }
 
   /// Number of dimensions.
@@ -3335,10 +3360,12 @@ class TensorView {
   /// Non-throwing stride(int).
   Result<std::int64_t> try_stride(int d) const { return at(strides_data(), d); }
   /// Number of elements (1 for a zero-dim tensor).
-  std::int64_t numel() const noexcept { return numel_; }
+  std::int64_t numel() const noexcept { return facts_.numel; }
   /// Bytes of the elements themselves (packed or padded sub-byte aware), not the span of a
   /// strided view.
-  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype(), numel_, flags_); }
+  std::int64_t nbytes() const noexcept {
+    return detail::nbytes_of_valid(dtype(), facts_.numel, flags_);
+  }
   /// Element type.
   DataType dtype() const noexcept { return storage_.tensor().dtype; }
   /// Where the memory lives.
@@ -3444,14 +3471,14 @@ class TensorView {
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
-  bool is_contiguous() const noexcept { return contiguous_; }
+  bool is_contiguous() const noexcept { return facts_.contiguous; }
   /// Column-major dense (Fortran order), with the same allowances.
   bool is_fortran_contiguous() const noexcept {
     return detail::dense_in_order(shape_data(), strides_data(), ndim(), true);
   }
   /// Dense under some permutation of the dimensions: no gaps, no overlaps, positive strides.
   bool is_compact() const noexcept {
-    return numel_ == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
+    return facts_.numel == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
   }
 
   /// A typed, strided accessor of rank N, checked once: dtype, rank, writability for a
@@ -3495,11 +3522,15 @@ class TensorView {
   template <class DLManaged>
   friend class BasicManagedTensor;
 
-  DLPACKPP_FORCE_INLINE TensorView(const DLTensor& t, std::uint64_t flags,
-                                   const detail::TensorFacts& facts)
-      : flags_(flags), numel_(facts.numel), contiguous_(facts.contiguous) {
-    storage_.borrow(t);
+  // A view reading a managed tensor's own DLTensor in place, which outlives the view.
+  DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags) {
+    TensorView v(flags);
+    v.storage_.point_at(t);
+    detail::count_layout(t, v.facts_.numel, v.facts_.contiguous);
+    return v;
   }
+  // Filled by the caller: storage_, then facts_.
+  DLPACKPP_FORCE_INLINE explicit TensorView(std::uint64_t flags) noexcept : flags_(flags) {}
 
   std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim()); }
   const std::int64_t* shape_data() const noexcept { return storage_.shape(); }
@@ -3552,7 +3583,7 @@ class TensorView {
     return {};
   }
   Result<void> contiguous_problem() const {
-    if (DLPACKPP_UNLIKELY(!contiguous_)) {
+    if (DLPACKPP_UNLIKELY(!facts_.contiguous)) {
       return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
                                 " is not row-major contiguous");
     }
@@ -3565,8 +3596,7 @@ class TensorView {
 
   detail::ViewStorage storage_;
   std::uint64_t flags_;
-  std::int64_t numel_;
-  bool contiguous_;
+  detail::TensorFacts facts_;
 };
 
 inline DLTensor TensorView::to_dltensor() const& noexcept {
@@ -3719,7 +3749,7 @@ class BasicManagedTensor {
   /// A view of the tensor carrying its flags (so READ_ONLY guards every mutable path); valid
   /// while this handle owns the tensor. Raw access without the flags goes through get().
   TensorView view() const& DLPACKPP_LIFETIMEBOUND {
-    return TensorView::unchecked(tensor(), flags());
+    return TensorView::of_managed(tensor(), flags());
   }
   /// Deleted: the view would outlive the temporary's tensor (its deleter runs first).
   TensorView view() const&& = delete;

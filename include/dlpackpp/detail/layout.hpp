@@ -6,6 +6,7 @@
 
 #include "dlpackpp/detail/checked.hpp"
 #include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/dlpack.hpp"
 
 #include <cstdint>
 
@@ -128,6 +129,19 @@ DLPACKPP_FORCE_INLINE void count_and_density(const std::int64_t* shape, const st
   });
   numel = static_cast<std::int64_t>(count);
   contiguous = DLPACKPP_LIKELY(dense) || count == 0;
+}
+
+/// Element count and row-major density of a tensor nobody checked, whose strides may be
+/// NULL (compact, so dense).
+DLPACKPP_FORCE_INLINE void count_layout(const DLTensor& t, std::int64_t& numel,
+                                        bool& contiguous) noexcept {
+  const auto ndim = static_cast<int>(t.ndim);
+  if (t.strides != nullptr) {
+    count_and_density(t.shape, t.strides, ndim, numel, contiguous);
+  } else {
+    numel = numel_unchecked(t.shape, ndim);
+    contiguous = true;
+  }
 }
 
 /// Dense in row-major (or, with `fortran`, column-major) order: each stride is the product of
