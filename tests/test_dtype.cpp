@@ -462,3 +462,17 @@ TEST(DataType, StorageBytesErrors) {
 }
 
 }  // namespace
+
+// detail::byte_widths is spelled out in the header (computing it there costs every
+// translation unit a constexpr loop); it must stay exactly is_defined_width() for whole bytes.
+TEST(DataType, ByteWidthTableMatchesTheDefinedWidths) {
+  for (unsigned code = 0; code < 256; ++code) {
+    for (unsigned w = 1; w < 32; ++w) {
+      const bool defined = dlpackpp::detail::is_defined_width(static_cast<std::uint8_t>(code),
+                                                              static_cast<std::uint8_t>(8 * w));
+      const bool in_table = ((dlpackpp::detail::byte_widths.masks[code] >> w) & 1u) != 0;
+      EXPECT_EQ(in_table, defined) << "code " << code << ", bits " << 8 * w;
+    }
+    EXPECT_EQ(dlpackpp::detail::byte_widths.masks[code] & 1u, 0u) << "code " << code;
+  }
+}

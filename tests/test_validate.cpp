@@ -546,3 +546,13 @@ TEST(Validate, QuickPathNeverAcceptsWhatTheCatalogueRefuses) {
 }
 
 }  // namespace
+
+// known_device_types() is a literal (a loop would be folded in every translation unit); it
+// must stay exactly the codes that have a name.
+TEST(Validate, KnownDeviceTypesMatchTheNamedCodes) {
+  std::uint64_t named = 0;
+  for (std::int32_t code = 0; code < 64; ++code) {
+    if (dlpackpp::detail::device_name(code) != nullptr) named |= std::uint64_t{1} << code;
+  }
+  EXPECT_EQ(dlpackpp::detail::known_device_types(), named);
+}

@@ -1,24 +1,34 @@
 # SPDX-License-Identifier: Apache-2.0
-# Compile cost of including dlpackpp: times `-fsyntax-only` of two translation units with the
-# given C++ compiler and prints the medians and their ratio (target: <= 1.2x).
+# Compile cost of including dlpackpp: `-fsyntax-only` of two translation units with the given
+# C++ compiler, and their ratio (target: <= 1.15x, with g++ and with clang).
 #   baseline  <cstdint> <cstring> <memory> <vector> <string> <stdexcept>
 #   dlpackpp  the same headers plus <dlpackpp/dlpackpp.hpp>
 # The baseline headers are what a typical tensor-handling TU includes anyway, so the ratio is
 # what dlpackpp adds to a real file, not to an empty one.
 #
-# Usage (from anywhere; nothing is built, only timed):
-#   cmake -DCXX=g++ [-DRUNS=15] [-DSTD=17] [-DFLAGS="-O0;-DDLPACKPP_USE_BUNDLED_DLPACK=1"]
-#         [-DWORK_DIR=build/compile-cost] -P benchmarks/compile_cost/measure.cmake
+# Usage (from anywhere; nothing is built, only measured):
+#   cmake -DCXX=g++ [-DMODE=time|icount] [-DRUNS=15] [-DSTD=17]
+#         [-DFLAGS="-O0;-DDLPACKPP_USE_BUNDLED_DLPACK=1"] [-DWORK_DIR=build/compile-cost]
+#         -P benchmarks/compile_cost/measure.cmake
 #
 #   CXX       compiler (default: $ENV{CXX}, else c++); must accept -fsyntax-only (GCC, Clang)
-#   RUNS      runs per TU (default 15), interleaved so drift in machine load hits both alike
+#   MODE      time (default): wall time of RUNS compiles per TU, best and median.
+#             icount: each TU compiled once under `valgrind --tool=callgrind
+#             --trace-children=yes`, reporting the instructions executed by the compiler and
+#             all its children (g++ runs cc1plus as one). Exact and repeatable, so it shows
+#             small changes that timing noise hides; it needs valgrind on the PATH (without
+#             it the script says so and times instead) and takes about 20 s per TU.
+#   RUNS      runs per TU in time mode (default 15), interleaved so drift in machine load
+#             hits both alike
 #   STD       C++ standard (default 17)
 #   FLAGS     extra ;-list of flags for both TUs (default: the bundled dlpack.h, so the
 #             measurement does not depend on which dlpack.h the machine has)
-#   WORK_DIR  where the two sources are written (default: build/compile-cost in the checkout)
+#   WORK_DIR  where the two sources (and callgrind's files) are written (default:
+#             build/compile-cost in the checkout)
 #
-# This is a measurement, not a test: timings depend on the machine, so it never fails on the
-# ratio and is deliberately not registered with CTest.
+# This is a measurement, not a test: timings depend on the machine (and instruction counts on
+# the compiler's version), so it never fails on the ratio and is deliberately not registered
+# with CTest.
 cmake_minimum_required(VERSION 3.23)  # string(TIMESTAMP ... "%f") for microseconds
 
 get_filename_component(_root "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
@@ -35,6 +45,19 @@ if(NOT _cxx)
 endif()
 if(NOT RUNS)
   set(RUNS 15)
+endif()
+if(NOT MODE)
+  set(MODE time)
+endif()
+if(NOT MODE MATCHES "^(time|icount)$")
+  message(FATAL_ERROR "MODE must be time or icount, not '${MODE}'")
+endif()
+if(MODE STREQUAL "icount")
+  find_program(_valgrind NAMES valgrind)
+  if(NOT _valgrind)
+    message(WARNING "MODE=icount needs valgrind, which was not found; timing instead")
+    set(MODE time)
+  endif()
 endif()
 if(NOT STD)
   set(STD 17)
@@ -59,6 +82,77 @@ set(_baseline_includes [=[
 file(WRITE "${WORK_DIR}/baseline.cpp" "${_baseline_includes}int main() { return 0; }\n")
 file(WRITE "${WORK_DIR}/dlpackpp.cpp"
   "${_baseline_includes}#include <dlpackpp/dlpackpp.hpp>\nint main() { return 0; }\n")
+
+set(_target_permille 1150)  # the 1.15x target
+
+# Fixed-point: milliseconds with one decimal, ratios with three.
+function(_ms microseconds out_var)
+  math(EXPR _tenths "(${microseconds} + 50) / 100")
+  math(EXPR _whole "${_tenths} / 10")
+  math(EXPR _frac "${_tenths} % 10")
+  set(${out_var} "${_whole}.${_frac}" PARENT_SCOPE)
+endfunction()
+function(_ratio lib base out_var out_permille)
+  math(EXPR _r "(${lib} * 1000 + ${base} / 2) / ${base}")
+  math(EXPR _whole "${_r} / 1000")
+  math(EXPR _frac "${_r} % 1000")
+  string(LENGTH "${_frac}" _len)
+  while(_len LESS 3)
+    set(_frac "0${_frac}")
+    math(EXPR _len "${_len} + 1")
+  endwhile()
+  set(${out_var} "${_whole}.${_frac}" PARENT_SCOPE)
+  set(${out_permille} "${_r}" PARENT_SCOPE)
+endfunction()
+function(_verdict permille out_var)
+  if(permille LESS_EQUAL _target_permille)
+    set(${out_var} "within the 1.15x target" PARENT_SCOPE)
+  else()
+    set(${out_var} "ABOVE the 1.15x target" PARENT_SCOPE)
+  endif()
+endfunction()
+
+if(MODE STREQUAL "icount")
+  # Compiles <tu> once under callgrind and sets <out_var> to the instructions of every
+  # process it ran (the driver and cc1plus for GCC, one process for Clang).
+  function(_icount tu out_var)
+    get_filename_component(_name "${tu}" NAME_WE)
+    set(_dir "${WORK_DIR}/callgrind-${_name}")
+    file(REMOVE_RECURSE "${_dir}")
+    file(MAKE_DIRECTORY "${_dir}")
+    execute_process(
+      COMMAND "${_valgrind}" --tool=callgrind --trace-children=yes
+              "--callgrind-out-file=${_dir}/callgrind.out.%p" "${_cxx}" -std=c++${STD}
+              -fsyntax-only "-I${_root}/include" ${FLAGS} "${tu}"
+      RESULT_VARIABLE _rc ERROR_VARIABLE _err OUTPUT_QUIET)
+    if(NOT _rc EQUAL 0)
+      message(FATAL_ERROR "compiling ${tu} under valgrind failed:\n${_err}")
+    endif()
+    string(REGEX MATCHALL "Collected : [0-9]+" _collected "${_err}")
+    if(NOT _collected)
+      message(FATAL_ERROR "no instruction count in valgrind's output:\n${_err}")
+    endif()
+    set(_total 0)
+    foreach(_line IN LISTS _collected)
+      string(REGEX REPLACE "Collected : " "" _n "${_line}")
+      math(EXPR _total "${_total} + ${_n}")
+    endforeach()
+    set(${out_var} "${_total}" PARENT_SCOPE)
+  endfunction()
+
+  _icount("${WORK_DIR}/baseline.cpp" _base_ir)
+  _icount("${WORK_DIR}/dlpackpp.cpp" _lib_ir)
+  _ratio(${_lib_ir} ${_base_ir} _ir_ratio _ir_permille)
+  _verdict(${_ir_permille} _ir_verdict)
+  math(EXPR _base_mir "(${_base_ir} + 500000) / 1000000")
+  math(EXPR _lib_mir "(${_lib_ir} + 500000) / 1000000")
+  message("compiler:  ${_cxx} -std=c++${STD} -fsyntax-only ${FLAGS}")
+  message("mode:      instructions under valgrind --tool=callgrind --trace-children=yes")
+  message("baseline:  ${_base_ir} instructions (${_base_mir}M)")
+  message("dlpackpp:  ${_lib_ir} instructions (${_lib_mir}M)")
+  message("ratio:     ${_ir_ratio}x (${_ir_verdict})")
+  return()
+endif()
 
 # Compiles <tu> once and appends the wall time in microseconds to <out_list>.
 function(_time_once tu out_list)
@@ -109,39 +203,16 @@ list(SORT _lib COMPARE NATURAL)
 list(GET _base 0 _base_best)
 list(GET _lib 0 _lib_best)
 
-# Fixed-point: milliseconds with one decimal, ratios with three.
-function(_ms microseconds out_var)
-  math(EXPR _tenths "(${microseconds} + 50) / 100")
-  math(EXPR _whole "${_tenths} / 10")
-  math(EXPR _frac "${_tenths} % 10")
-  set(${out_var} "${_whole}.${_frac}" PARENT_SCOPE)
-endfunction()
-function(_ratio lib base out_var out_permille)
-  math(EXPR _r "(${lib} * 1000 + ${base} / 2) / ${base}")
-  math(EXPR _whole "${_r} / 1000")
-  math(EXPR _frac "${_r} % 1000")
-  string(LENGTH "${_frac}" _len)
-  while(_len LESS 3)
-    set(_frac "0${_frac}")
-    math(EXPR _len "${_len} + 1")
-  endwhile()
-  set(${out_var} "${_whole}.${_frac}" PARENT_SCOPE)
-  set(${out_permille} "${_r}" PARENT_SCOPE)
-endfunction()
 _ms(${_base_best} _base_best_ms)
 _ms(${_lib_best} _lib_best_ms)
 _ms(${_base_median} _base_median_ms)
 _ms(${_lib_median} _lib_median_ms)
 _ratio(${_lib_best} ${_base_best} _best_ratio _best_permille)
 _ratio(${_lib_median} ${_base_median} _median_ratio _median_permille)
-if(_best_permille LESS_EQUAL 1200)
-  set(_verdict "within the 1.2x target")
-else()
-  set(_verdict "ABOVE the 1.2x target")
-endif()
+_verdict(${_best_permille} _verdict)
 
 message("compiler:  ${_cxx} -std=c++${STD} -fsyntax-only ${FLAGS}")
-message("runs:      ${RUNS} per TU, interleaved")
+message("mode:      wall time, ${RUNS} runs per TU, interleaved")
 message("baseline:  best ${_base_best_ms} ms, median ${_base_median_ms} ms")
 message("dlpackpp:  best ${_lib_best_ms} ms, median ${_lib_median_ms} ms")
 message("ratio:     best ${_best_ratio}x (${_verdict}), median ${_median_ratio}x")

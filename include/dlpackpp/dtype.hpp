@@ -114,18 +114,18 @@ constexpr bool is_defined_width(std::uint8_t code, std::uint8_t bits) noexcept {
 struct ByteWidths {
   std::uint32_t masks[256] = {};
 };
-constexpr ByteWidths make_byte_widths() noexcept {
-  ByteWidths table{};
-  for (unsigned code = 0; code < dtype_code::count; ++code) {
-    for (unsigned w = 1; w < 32; ++w) {
-      if (is_defined_width(static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(8 * w))) {
-        table.masks[code] |= std::uint32_t{1} << w;
-      }
-    }
-  }
-  return table;
-}
-inline constexpr ByteWidths byte_widths = make_byte_widths();
+// Spelled out rather than computed by a constexpr loop over is_defined_width(), which every
+// translation unit would evaluate again (18 x 31 calls); test_dtype checks that the two agree.
+inline constexpr ByteWidths byte_widths = {{
+    0x116,                                   // int: 8, 16, 32, 64
+    0x116,                                   // uint: 8, 16, 32, 64
+    0x114,                                   // float: 16, 32, 64
+    0x110,                                   // opaque handle: 32, 64
+    0x4,                                     // bfloat: 16
+    0x10100,                                 // complex: 64, 128
+    0x2,                                     // bool: 8
+    0x2, 0x2, 0x2, 0x2, 0x2, 0x2, 0x2, 0x2,  // the fp8 codes: 8 (fp6 and fp4 are sub-byte)
+}};
 
 /// A valid dtype (lanes >= 1, a code/bits pair DLPack defines) of whole bytes per lane: the
 /// common case, checked with one table load instead of a switch over the codes.

@@ -178,21 +178,44 @@ namespace detail {
 struct NotCopyable {
   NotCopyable() = delete;
 };
+// Picks the copy operations' parameter without std::conditional_t.
+template <bool Copyable>
+struct CopySource {
+  template <class R>
+  using type = const R&;
+};
+template <>
+struct CopySource<false> {
+  template <class R>
+  using type = const NotCopyable&;
+};
 }  // namespace detail
+
+// Type-trait built-ins where the compiler has them: every Result<T> in the headers asks these
+// questions, and the std:: traits answer through chains of class templates (__and_, __or_,
+// is_reference, ...) that each translation unit instantiates again.
+#if (defined(__clang__) || defined(_MSC_VER) || (defined(__GNUC__) && __GNUC__ >= 11)) && \
+    !defined(__CUDACC__) && !defined(__EDG__)
+#define DLPACKPP_DETAIL_IS_COPYABLE(T) __is_constructible(T, const T&)
+#define DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T) __is_nothrow_constructible(T, T &&)
+#else
+#define DLPACKPP_DETAIL_IS_COPYABLE(T) std::is_copy_constructible<T>::value
+#define DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T) std::is_nothrow_move_constructible<T>::value
+#endif
 
 /// Either a T or the Error that prevented it: the non-throwing face of every checked call.
 template <class T>
 class [[nodiscard]] Result {
   static_assert(!std::is_reference<T>::value, "Result<T&> is not supported");
-  using copy_source = std::conditional_t<std::is_copy_constructible<T>::value, const Result&,
-                                         const detail::NotCopyable&>;
+  using copy_source =
+      typename detail::CopySource<DLPACKPP_DETAIL_IS_COPYABLE(T)>::template type<Result>;
 
  public:
   /// The value type.
   using value_type = T;
 
   /// A success holding `value`.
-  Result(T value) noexcept(std::is_nothrow_move_constructible<T>::value) : ok_(true) {
+  Result(T value) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) : ok_(true) {
     ::new (static_cast<void*>(&value_)) T(std::move(value));
   }
   /// A failure holding `error`.
@@ -202,7 +225,7 @@ class [[nodiscard]] Result {
   /// A copy of `other`'s value or error (only where T is copyable).
   Result(copy_source other) : ok_(other.ok_) { construct_from(other); }
   /// Takes `other`'s value or error.
-  Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) : ok_(other.ok_) {
+  Result(Result&& other) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) : ok_(other.ok_) {
     construct_from(std::move(other));
   }
   /// Replaces the held value or error with a copy of `other`'s (only where T is copyable).
@@ -216,7 +239,7 @@ class [[nodiscard]] Result {
     return *this;
   }
   /// Replaces the held value or error with `other`'s.
-  Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
+  Result& operator=(Result&& other) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) {
     if (this != &other) {
       destroy();
       ok_ = other.ok_;
@@ -252,7 +275,7 @@ class [[nodiscard]] Result {
   /// The value, which must be present.
   const T& operator*() const& noexcept { return checked(), value_; }
   /// Moves the value out (by value, as value() &&); it must be present.
-  T operator*() && noexcept(std::is_nothrow_move_constructible<T>::value) {
+  T operator*() && noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) {
     return checked(), std::move(value_);
   }
   /// Member access to the value, which must be present.

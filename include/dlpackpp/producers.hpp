@@ -271,7 +271,7 @@ struct AlignedBuffer {
 
   explicit AlignedBuffer(std::size_t bytes)
       : ptr(::operator new(bytes == 0 ? 1 : bytes, alignment)) {}
-  AlignedBuffer(AlignedBuffer&& other) noexcept : ptr(std::exchange(other.ptr, nullptr)) {}
+  AlignedBuffer(AlignedBuffer&& other) noexcept : ptr(other.ptr) { other.ptr = nullptr; }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(AlignedBuffer&&) = delete;

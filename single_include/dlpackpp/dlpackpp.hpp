@@ -568,7 +568,9 @@ class SharedArray {
   SharedArray(const SharedArray& other) noexcept : header_(other.header_) { retain(); }
   SharedArray(SharedArray&& other) noexcept : header_(other.header_) { other.header_ = nullptr; }
   SharedArray& operator=(SharedArray other) noexcept {
-    std::swap(header_, other.header_);
+    Header* const mine = header_;  // not std::swap: its constraints cost every TU
+    header_ = other.header_;
+    other.header_ = mine;
     return *this;
   }
   ~SharedArray() { release(); }
@@ -663,7 +665,9 @@ constexpr bool names_equal(const char* a, std::string_view b) noexcept {
 
 /// Builds messages and names through non-template overloads only: std::string's own
 /// operator+= and append are templates instantiated once per literal length, which adds up
-/// in a header every translation unit includes.
+/// in a header every translation unit includes. A std::string goes in through its conversion
+/// to std::string_view: an overload taking `const std::string&` would make every `<<` weigh
+/// std::string's constructor templates during overload resolution.
 class TextBuilder {
  public:
   /// Appends text.
@@ -673,8 +677,6 @@ class TextBuilder {
   }
   /// Appends a NUL-terminated string.
   TextBuilder& operator<<(const char* v) { return *this << std::string_view(v); }
-  /// Appends a std::string.
-  TextBuilder& operator<<(const std::string& v) { return *this << std::string_view(v); }
   /// Appends one character.
   TextBuilder& operator<<(char c) {
     text_.push_back(c);
@@ -897,21 +899,44 @@ namespace detail {
 struct NotCopyable {
   NotCopyable() = delete;
 };
+// Picks the copy operations' parameter without std::conditional_t.
+template <bool Copyable>
+struct CopySource {
+  template <class R>
+  using type = const R&;
+};
+template <>
+struct CopySource<false> {
+  template <class R>
+  using type = const NotCopyable&;
+};
 }  // namespace detail
+
+// Type-trait built-ins where the compiler has them: every Result<T> in the headers asks these
+// questions, and the std:: traits answer through chains of class templates (__and_, __or_,
+// is_reference, ...) that each translation unit instantiates again.
+#if (defined(__clang__) || defined(_MSC_VER) || (defined(__GNUC__) && __GNUC__ >= 11)) && \
+    !defined(__CUDACC__) && !defined(__EDG__)
+#define DLPACKPP_DETAIL_IS_COPYABLE(T) __is_constructible(T, const T&)
+#define DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T) __is_nothrow_constructible(T, T &&)
+#else
+#define DLPACKPP_DETAIL_IS_COPYABLE(T) std::is_copy_constructible<T>::value
+#define DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T) std::is_nothrow_move_constructible<T>::value
+#endif
 
 /// Either a T or the Error that prevented it: the non-throwing face of every checked call.
 template <class T>
 class [[nodiscard]] Result {
   static_assert(!std::is_reference<T>::value, "Result<T&> is not supported");
-  using copy_source = std::conditional_t<std::is_copy_constructible<T>::value, const Result&,
-                                         const detail::NotCopyable&>;
+  using copy_source =
+      typename detail::CopySource<DLPACKPP_DETAIL_IS_COPYABLE(T)>::template type<Result>;
 
  public:
   /// The value type.
   using value_type = T;
 
   /// A success holding `value`.
-  Result(T value) noexcept(std::is_nothrow_move_constructible<T>::value) : ok_(true) {
+  Result(T value) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) : ok_(true) {
     ::new (static_cast<void*>(&value_)) T(std::move(value));
   }
   /// A failure holding `error`.
@@ -921,7 +946,7 @@ class [[nodiscard]] Result {
   /// A copy of `other`'s value or error (only where T is copyable).
   Result(copy_source other) : ok_(other.ok_) { construct_from(other); }
   /// Takes `other`'s value or error.
-  Result(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) : ok_(other.ok_) {
+  Result(Result&& other) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) : ok_(other.ok_) {
     construct_from(std::move(other));
   }
   /// Replaces the held value or error with a copy of `other`'s (only where T is copyable).
@@ -935,7 +960,7 @@ class [[nodiscard]] Result {
     return *this;
   }
   /// Replaces the held value or error with `other`'s.
-  Result& operator=(Result&& other) noexcept(std::is_nothrow_move_constructible<T>::value) {
+  Result& operator=(Result&& other) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) {
     if (this != &other) {
       destroy();
       ok_ = other.ok_;
@@ -971,7 +996,7 @@ class [[nodiscard]] Result {
   /// The value, which must be present.
   const T& operator*() const& noexcept { return checked(), value_; }
   /// Moves the value out (by value, as value() &&); it must be present.
-  T operator*() && noexcept(std::is_nothrow_move_constructible<T>::value) {
+  T operator*() && noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) {
     return checked(), std::move(value_);
   }
   /// Member access to the value, which must be present.
@@ -1503,18 +1528,18 @@ constexpr bool is_defined_width(std::uint8_t code, std::uint8_t bits) noexcept {
 struct ByteWidths {
   std::uint32_t masks[256] = {};
 };
-constexpr ByteWidths make_byte_widths() noexcept {
-  ByteWidths table{};
-  for (unsigned code = 0; code < dtype_code::count; ++code) {
-    for (unsigned w = 1; w < 32; ++w) {
-      if (is_defined_width(static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(8 * w))) {
-        table.masks[code] |= std::uint32_t{1} << w;
-      }
-    }
-  }
-  return table;
-}
-inline constexpr ByteWidths byte_widths = make_byte_widths();
+// Spelled out rather than computed by a constexpr loop over is_defined_width(), which every
+// translation unit would evaluate again (18 x 31 calls); test_dtype checks that the two agree.
+inline constexpr ByteWidths byte_widths = {{
+    0x116,                                   // int: 8, 16, 32, 64
+    0x116,                                   // uint: 8, 16, 32, 64
+    0x114,                                   // float: 16, 32, 64
+    0x110,                                   // opaque handle: 32, 64
+    0x4,                                     // bfloat: 16
+    0x10100,                                 // complex: 64, 128
+    0x2,                                     // bool: 8
+    0x2, 0x2, 0x2, 0x2, 0x2, 0x2, 0x2, 0x2,  // the fp8 codes: 8 (fp6 and fp4 are sub-byte)
+}};
 
 /// A valid dtype (lanes >= 1, a code/bits pair DLPack defines) of whole bytes per lane: the
 /// common case, checked with one table load instead of a switch over the codes.
@@ -2526,14 +2551,10 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
   return {};
 }
 
-/// Every DLPack device type this library names, as a bit mask of type codes.
-constexpr std::uint64_t known_device_types() noexcept {
-  std::uint64_t mask = 0;
-  for (std::int32_t code = 0; code < 64; ++code) {
-    if (device_name(code) != nullptr) mask |= std::uint64_t{1} << code;
-  }
-  return mask;
-}
+/// Every DLPack device type this library names, as a bit mask of type codes: bit c is set
+/// when device_name(c) is not NULL. A literal, not a loop over the names, because compilers
+/// fold the call in every translation unit; test_validate checks that the two agree.
+constexpr std::uint64_t known_device_types() noexcept { return 0x7ff9e; }
 
 /// check_device() without the messages: a known type and a non-negative id, tested on the
 /// struct's 64 bits at once.
@@ -4320,7 +4341,7 @@ struct AlignedBuffer {
 
   explicit AlignedBuffer(std::size_t bytes)
       : ptr(::operator new(bytes == 0 ? 1 : bytes, alignment)) {}
-  AlignedBuffer(AlignedBuffer&& other) noexcept : ptr(std::exchange(other.ptr, nullptr)) {}
+  AlignedBuffer(AlignedBuffer&& other) noexcept : ptr(other.ptr) { other.ptr = nullptr; }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(AlignedBuffer&&) = delete;

@@ -37,7 +37,9 @@ class SharedArray {
   SharedArray(const SharedArray& other) noexcept : header_(other.header_) { retain(); }
   SharedArray(SharedArray&& other) noexcept : header_(other.header_) { other.header_ = nullptr; }
   SharedArray& operator=(SharedArray other) noexcept {
-    std::swap(header_, other.header_);
+    Header* const mine = header_;  // not std::swap: its constraints cost every TU
+    header_ = other.header_;
+    other.header_ = mine;
     return *this;
   }
   ~SharedArray() { release(); }

@@ -40,7 +40,9 @@ constexpr bool names_equal(const char* a, std::string_view b) noexcept {
 
 /// Builds messages and names through non-template overloads only: std::string's own
 /// operator+= and append are templates instantiated once per literal length, which adds up
-/// in a header every translation unit includes.
+/// in a header every translation unit includes. A std::string goes in through its conversion
+/// to std::string_view: an overload taking `const std::string&` would make every `<<` weigh
+/// std::string's constructor templates during overload resolution.
 class TextBuilder {
  public:
   /// Appends text.
@@ -50,8 +52,6 @@ class TextBuilder {
   }
   /// Appends a NUL-terminated string.
   TextBuilder& operator<<(const char* v) { return *this << std::string_view(v); }
-  /// Appends a std::string.
-  TextBuilder& operator<<(const std::string& v) { return *this << std::string_view(v); }
   /// Appends one character.
   TextBuilder& operator<<(char c) {
     text_.push_back(c);
