@@ -3158,22 +3158,26 @@ class ViewStorage {
   const std::int64_t* strides() const noexcept { return strides_; }
 
  private:
-  // Copies `other`'s pointers and whatever of it they point into, re-pointed here.
+  // Copies `other`'s pointers and whatever of it they point into, re-pointed here; a view
+  // of a managed tensor's DLTensor copies two pointers and tests two.
   void take(const ViewStorage& other) noexcept {
-    own_ = other.own_;
-    tensor_ = other.tensor_ == &other.own_ ? &own_ : other.tensor_;
+    tensor_ = other.tensor_;
     strides_ = other.strides_;
     const auto ndim = static_cast<std::size_t>(tensor_->ndim);
-    if (own_.shape == other.inline_) {
-      for (std::size_t d = 0; d < ndim; ++d) inline_[d] = other.inline_[d];
-      own_.shape = inline_;
+    if (other.tensor_ == &other.own_) {
+      own_ = other.own_;
+      tensor_ = &own_;
+      if (own_.shape == other.inline_) {
+        for (std::size_t d = 0; d < ndim; ++d) inline_[d] = other.inline_[d];
+        own_.shape = inline_;
+      }
+      if (own_.strides == other.inline_ + inline_ndim) own_.strides = inline_ + inline_ndim;
     }
     if (other.strides_ == other.inline_ + inline_ndim) {
       for (std::size_t d = 0; d < ndim; ++d) {
         inline_[inline_ndim + d] = other.inline_[inline_ndim + d];
       }
       strides_ = inline_ + inline_ndim;
-      if (own_.strides == other.inline_ + inline_ndim) own_.strides = inline_ + inline_ndim;
     }
   }
 
