@@ -917,7 +917,10 @@ struct CopySource<false> {
 // is_reference, ...) that each translation unit instantiates again.
 #if (defined(__clang__) || defined(_MSC_VER) || (defined(__GNUC__) && __GNUC__ >= 11)) && \
     !defined(__CUDACC__) && !defined(__EDG__)
+// A type argument cannot be parenthesized, so `T` stands bare in both.
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define DLPACKPP_DETAIL_IS_COPYABLE(T) __is_constructible(T, const T&)
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T) __is_nothrow_constructible(T, T &&)
 #else
 #define DLPACKPP_DETAIL_IS_COPYABLE(T) std::is_copy_constructible<T>::value
@@ -1037,6 +1040,8 @@ class [[nodiscard]] Result {
   };
   bool ok_;
 };
+#undef DLPACKPP_DETAIL_IS_COPYABLE
+#undef DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE
 
 /// Success or the Error that prevented it, for checks that produce nothing.
 template <>
