@@ -70,9 +70,8 @@ class TensorView {
     if (view) view->storage_.copy_arrays();
     return view;
   }
-  /// A view without validation, for tensors the caller vouches for (already validated, or
-  /// from a trusted producer). Allocates only for NULL strides above
-  /// DLPACKPP_VIEW_INLINE_NDIM dimensions.
+  /// A view without validation, for tensors the caller vouches for (validated already, or
+  /// trusted); allocates only for NULL strides above DLPACKPP_VIEW_INLINE_NDIM dimensions.
   DLPACKPP_FORCE_INLINE static TensorView unchecked(const DLTensor& tensor,
                                                     std::uint64_t flags = 0) {
     TensorView v(flags);
@@ -102,11 +101,8 @@ class TensorView {
   Result<std::int64_t> try_stride(int d) const { return at(strides_data(), d); }
   /// Number of elements (1 for a zero-dim tensor).
   std::int64_t numel() const noexcept { return facts_.numel; }
-  /// Bytes of the elements themselves (packed or padded sub-byte aware), not the span of a
-  /// strided view.
-  std::int64_t nbytes() const noexcept {
-    return detail::nbytes_of_valid(dtype(), facts_.numel, flags_);
-  }
+  /// The elements' bytes (sub-byte packing or padding counted), not a strided view's span.
+  std::int64_t nbytes() const noexcept { return detail::nbytes_of_valid(dtype(), numel(), flags_); }
   /// Element type.
   DataType dtype() const noexcept { return storage_.tensor().dtype; }
   /// Where the memory lives.
@@ -270,8 +266,7 @@ class TensorView {
     detail::count_layout(t, v.facts_.numel, v.facts_.contiguous);
     return v;
   }
-  // Filled by the caller: storage_, then facts_.
-  DLPACKPP_FORCE_INLINE explicit TensorView(std::uint64_t flags) noexcept : flags_(flags) {}
+  explicit TensorView(std::uint64_t flags) noexcept : flags_(flags) {}  // then storage_, facts_
 
   std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim()); }
   const std::int64_t* shape_data() const noexcept { return storage_.shape(); }
