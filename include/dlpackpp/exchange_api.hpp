@@ -122,6 +122,18 @@ DLPACKPP_COLD inline Error exchange_missing_entry(const char* function) {
                     " (the entry is NULL)");
 }
 
+/// The table can be called through `entry`: usable_exchange_api() and the entry not NULL.
+template <class Entry>
+DLPACKPP_FORCE_INLINE bool has_entry(const DLPackExchangeAPI* api,
+                                     Entry DLPackExchangeAPI::*entry) noexcept {
+  return usable_exchange_api(api) && api->*entry != nullptr;
+}
+
+/// Why has_entry() refused: the table, or its entry named `function`.
+DLPACKPP_COLD inline Error entry_error(const DLPackExchangeAPI* api, const char* function) {
+  return usable_exchange_api(api) ? exchange_missing_entry(function) : exchange_api_error(api);
+}
+
 DLPACKPP_COLD inline Error exchange_null_argument(const char* function, const char* what) {
   return make_error(Errc::null_pointer, function, ": ", what, " is NULL");
 }
@@ -218,9 +230,9 @@ inline const DLPackExchangeAPI* find_exchange_api(const DLPackExchangeAPIHeader*
 inline Result<ManagedTensor> managed_from_object(const DLPackExchangeAPI* api, void* py_object,
                                                  const ValidateOptions& options = {}) {
   constexpr const char* function = "managed_tensor_from_py_object_no_sync";
-  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
-  if (DLPACKPP_UNLIKELY(api->managed_tensor_from_py_object_no_sync == nullptr)) {
-    return detail::exchange_missing_entry(function);
+  if (DLPACKPP_UNLIKELY(
+          !detail::has_entry(api, &DLPackExchangeAPI::managed_tensor_from_py_object_no_sync))) {
+    return detail::entry_error(api, function);
   }
   if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
     return detail::exchange_null_argument(function, "py_object");
@@ -241,9 +253,9 @@ inline Result<ManagedTensor> managed_from_object(const DLPackExchangeAPI* api, v
 inline Result<TensorView> view_from_object(const DLPackExchangeAPI* api, void* py_object,
                                            DLTensor& storage, const ValidateOptions& options = {}) {
   constexpr const char* function = "dltensor_from_py_object_no_sync";
-  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
-  if (DLPACKPP_UNLIKELY(api->dltensor_from_py_object_no_sync == nullptr)) {
-    return detail::exchange_missing_entry(function);
+  if (DLPACKPP_UNLIKELY(
+          !detail::has_entry(api, &DLPackExchangeAPI::dltensor_from_py_object_no_sync))) {
+    return detail::entry_error(api, function);
   }
   if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
     return detail::exchange_null_argument(function, "py_object");
@@ -273,9 +285,8 @@ inline Result<void*> current_stream(const DLPackExchangeAPI* api, Device device)
 /// that does not match the prototype is released and refused (rank/shape/dtype/device_mismatch).
 inline Result<ManagedTensor> allocate_like(const DLPackExchangeAPI* api, const DLTensor& prototype,
                                            const ValidateOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
-  if (DLPACKPP_UNLIKELY(api->managed_tensor_allocator == nullptr)) {
-    return detail::exchange_missing_entry("managed_tensor_allocator");
+  if (DLPACKPP_UNLIKELY(!detail::has_entry(api, &DLPackExchangeAPI::managed_tensor_allocator))) {
+    return detail::entry_error(api, "managed_tensor_allocator");
   }
   Result<void> described = detail::check_prototype(prototype);
   if (DLPACKPP_UNLIKELY(!described)) return described.error();
@@ -301,9 +312,9 @@ inline Result<ManagedTensor> allocate_like(const DLPackExchangeAPI* api, const D
 /// the tensor by then.
 inline Result<void*> to_object(const DLPackExchangeAPI* api, ManagedTensor&& tensor) {
   constexpr const char* function = "managed_tensor_to_py_object_no_sync";
-  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
-  if (DLPACKPP_UNLIKELY(api->managed_tensor_to_py_object_no_sync == nullptr)) {
-    return detail::exchange_missing_entry(function);
+  if (DLPACKPP_UNLIKELY(
+          !detail::has_entry(api, &DLPackExchangeAPI::managed_tensor_to_py_object_no_sync))) {
+    return detail::entry_error(api, function);
   }
   if (DLPACKPP_UNLIKELY(!tensor)) return detail::exchange_null_argument(function, "tensor");
   void* object = nullptr;

@@ -158,9 +158,8 @@ DLPACKPP_FORCE_INLINE M* quick_export(void* data, DataType dtype, IntSpan shape,
   constexpr bool versioned = BasicManagedTensor<M>::is_versioned;
   const std::size_t n = shape.size();
   if (DLPACKPP_UNLIKELY(n > static_cast<std::size_t>(INT32_MAX)) || !strides.empty() ||
-      (versioned ? (flags & flag::is_subbyte_type_padded) != 0 : flags != 0) ||
-      DLPACKPP_UNLIKELY(!is_valid_whole_byte(dtype)) ||
-      DLPACKPP_UNLIKELY(!is_valid_device(device)) || DLPACKPP_UNLIKELY(data == nullptr)) {
+      (!versioned && flags != 0) || DLPACKPP_UNLIKELY(!quick_kind(dtype, device, flags)) ||
+      DLPACKPP_UNLIKELY(data == nullptr)) {
     return nullptr;
   }
   void* raw = Block::allocate_for(n);

@@ -311,6 +311,14 @@ DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
   return (bits & out_of_range) == 0 && ((known_device_types() >> (bits & 63u)) & 1u) != 0;
 }
 
+/// The kind of tensor the quick paths take: a valid whole-byte dtype on a known device, not
+/// flagged IS_SUBBYTE_TYPE_PADDED (which only sub-byte types may carry).
+DLPACKPP_FORCE_INLINE bool quick_kind(DLDataType dtype, DLDevice device,
+                                      std::uint64_t flags) noexcept {
+  return is_valid_whole_byte(dtype) && is_valid_device(device) &&
+         (flags & flag::is_subbyte_type_padded) == 0;
+}
+
 /// Element count and the span (offset of the farthest element plus one) of a strided tensor
 /// that is not row-major contiguous, for quick_accept(): positive extents, non-negative
 /// strides, nothing overflowing. False for anything else, which diagnose() then decides.
@@ -384,9 +392,7 @@ DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions
   const std::int64_t* shape = t.shape;
   const std::int64_t* strides = t.strides;
   if (DLPACKPP_UNLIKELY(ndim < 0) || DLPACKPP_UNLIKELY(shape == nullptr && ndim != 0) ||
-      DLPACKPP_UNLIKELY(!is_valid_whole_byte(t.dtype)) ||
-      DLPACKPP_UNLIKELY(!is_valid_device(t.device)) ||
-      DLPACKPP_UNLIKELY((options.flags & flag::is_subbyte_type_padded) != 0) ||
+      !quick_kind(t.dtype, t.device, options.flags) ||
       (strides == nullptr && options.require_strides && ndim > 0)) {
     return false;
   }

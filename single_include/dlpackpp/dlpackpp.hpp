@@ -2150,8 +2150,9 @@ DLPACKPP_FORCE_INLINE constexpr bool each_dim_inside_out(int ndim, Step&& step) 
 /// unbounded leading extent is never multiplied. A non-NULL `shape_copy` receives the
 /// extents in the same pass (an export fills its block this way). Returns -1, or the
 /// dimension whose extent made a stride overflow int64 (what was written is then
-/// unspecified). The one place compact strides are computed: validation asks whether they
-/// fit, views and exports write them.
+/// unspecified). The one place compact strides of any shape are computed: validation asks
+/// whether they fit, views and exports write them (an export of positive extents writes them
+/// as the running count of its one checking pass, detail::quick_export).
 DLPACKPP_FORCE_INLINE int compact_strides(const std::int64_t* shape, int ndim, std::int64_t* out,
                                           std::int64_t* shape_copy = nullptr) noexcept {
   std::int64_t running = 1;
@@ -2572,6 +2573,14 @@ DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
   return (bits & out_of_range) == 0 && ((known_device_types() >> (bits & 63u)) & 1u) != 0;
 }
 
+/// The kind of tensor the quick paths take: a valid whole-byte dtype on a known device, not
+/// flagged IS_SUBBYTE_TYPE_PADDED (which only sub-byte types may carry).
+DLPACKPP_FORCE_INLINE bool quick_kind(DLDataType dtype, DLDevice device,
+                                      std::uint64_t flags) noexcept {
+  return is_valid_whole_byte(dtype) && is_valid_device(device) &&
+         (flags & flag::is_subbyte_type_padded) == 0;
+}
+
 /// Element count and the span (offset of the farthest element plus one) of a strided tensor
 /// that is not row-major contiguous, for quick_accept(): positive extents, non-negative
 /// strides, nothing overflowing. False for anything else, which diagnose() then decides.
@@ -2645,9 +2654,7 @@ DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions
   const std::int64_t* shape = t.shape;
   const std::int64_t* strides = t.strides;
   if (DLPACKPP_UNLIKELY(ndim < 0) || DLPACKPP_UNLIKELY(shape == nullptr && ndim != 0) ||
-      DLPACKPP_UNLIKELY(!is_valid_whole_byte(t.dtype)) ||
-      DLPACKPP_UNLIKELY(!is_valid_device(t.device)) ||
-      DLPACKPP_UNLIKELY((options.flags & flag::is_subbyte_type_padded) != 0) ||
+      !quick_kind(t.dtype, t.device, options.flags) ||
       (strides == nullptr && options.require_strides && ndim > 0)) {
     return false;
   }
@@ -3150,7 +3157,7 @@ class ViewStorage {
     for (int d = 0; d < ndim; ++d) out[capacity + static_cast<std::size_t>(d)] = strides[d];
     for (int d = 0; d < ndim; ++d) out[d] = shape[d];
     own_.shape = out;
-    own_.strides = out + capacity;
+    own_.strides = nullptr;  // strides() has them; nothing here points at another view's copy
     strides_ = out + capacity;
     heap_ = static_cast<SharedArray<std::int64_t>&&>(heap);
   }
@@ -3176,7 +3183,6 @@ class ViewStorage {
         for (std::size_t d = 0; d < ndim; ++d) inline_[d] = other.inline_[d];
         own_.shape = inline_;
       }
-      if (own_.strides == other.inline_ + inline_ndim) own_.strides = inline_ + inline_ndim;
     }
     if (other.strides_ == other.inline_ + inline_ndim) {
       for (std::size_t d = 0; d < ndim; ++d) {
@@ -4232,9 +4238,8 @@ DLPACKPP_FORCE_INLINE M* quick_export(void* data, DataType dtype, IntSpan shape,
   constexpr bool versioned = BasicManagedTensor<M>::is_versioned;
   const std::size_t n = shape.size();
   if (DLPACKPP_UNLIKELY(n > static_cast<std::size_t>(INT32_MAX)) || !strides.empty() ||
-      (versioned ? (flags & flag::is_subbyte_type_padded) != 0 : flags != 0) ||
-      DLPACKPP_UNLIKELY(!is_valid_whole_byte(dtype)) ||
-      DLPACKPP_UNLIKELY(!is_valid_device(device)) || DLPACKPP_UNLIKELY(data == nullptr)) {
+      (!versioned && flags != 0) || DLPACKPP_UNLIKELY(!quick_kind(dtype, device, flags)) ||
+      DLPACKPP_UNLIKELY(data == nullptr)) {
     return nullptr;
   }
   void* raw = Block::allocate_for(n);
@@ -4647,6 +4652,18 @@ DLPACKPP_COLD inline Error exchange_missing_entry(const char* function) {
                     " (the entry is NULL)");
 }
 
+/// The table can be called through `entry`: usable_exchange_api() and the entry not NULL.
+template <class Entry>
+DLPACKPP_FORCE_INLINE bool has_entry(const DLPackExchangeAPI* api,
+                                     Entry DLPackExchangeAPI::*entry) noexcept {
+  return usable_exchange_api(api) && api->*entry != nullptr;
+}
+
+/// Why has_entry() refused: the table, or its entry named `function`.
+DLPACKPP_COLD inline Error entry_error(const DLPackExchangeAPI* api, const char* function) {
+  return usable_exchange_api(api) ? exchange_missing_entry(function) : exchange_api_error(api);
+}
+
 DLPACKPP_COLD inline Error exchange_null_argument(const char* function, const char* what) {
   return make_error(Errc::null_pointer, function, ": ", what, " is NULL");
 }
@@ -4743,9 +4760,9 @@ inline const DLPackExchangeAPI* find_exchange_api(const DLPackExchangeAPIHeader*
 inline Result<ManagedTensor> managed_from_object(const DLPackExchangeAPI* api, void* py_object,
                                                  const ValidateOptions& options = {}) {
   constexpr const char* function = "managed_tensor_from_py_object_no_sync";
-  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
-  if (DLPACKPP_UNLIKELY(api->managed_tensor_from_py_object_no_sync == nullptr)) {
-    return detail::exchange_missing_entry(function);
+  if (DLPACKPP_UNLIKELY(
+          !detail::has_entry(api, &DLPackExchangeAPI::managed_tensor_from_py_object_no_sync))) {
+    return detail::entry_error(api, function);
   }
   if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
     return detail::exchange_null_argument(function, "py_object");
@@ -4766,9 +4783,9 @@ inline Result<ManagedTensor> managed_from_object(const DLPackExchangeAPI* api, v
 inline Result<TensorView> view_from_object(const DLPackExchangeAPI* api, void* py_object,
                                            DLTensor& storage, const ValidateOptions& options = {}) {
   constexpr const char* function = "dltensor_from_py_object_no_sync";
-  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
-  if (DLPACKPP_UNLIKELY(api->dltensor_from_py_object_no_sync == nullptr)) {
-    return detail::exchange_missing_entry(function);
+  if (DLPACKPP_UNLIKELY(
+          !detail::has_entry(api, &DLPackExchangeAPI::dltensor_from_py_object_no_sync))) {
+    return detail::entry_error(api, function);
   }
   if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
     return detail::exchange_null_argument(function, "py_object");
@@ -4798,9 +4815,8 @@ inline Result<void*> current_stream(const DLPackExchangeAPI* api, Device device)
 /// that does not match the prototype is released and refused (rank/shape/dtype/device_mismatch).
 inline Result<ManagedTensor> allocate_like(const DLPackExchangeAPI* api, const DLTensor& prototype,
                                            const ValidateOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
-  if (DLPACKPP_UNLIKELY(api->managed_tensor_allocator == nullptr)) {
-    return detail::exchange_missing_entry("managed_tensor_allocator");
+  if (DLPACKPP_UNLIKELY(!detail::has_entry(api, &DLPackExchangeAPI::managed_tensor_allocator))) {
+    return detail::entry_error(api, "managed_tensor_allocator");
   }
   Result<void> described = detail::check_prototype(prototype);
   if (DLPACKPP_UNLIKELY(!described)) return described.error();
@@ -4826,9 +4842,9 @@ inline Result<ManagedTensor> allocate_like(const DLPackExchangeAPI* api, const D
 /// the tensor by then.
 inline Result<void*> to_object(const DLPackExchangeAPI* api, ManagedTensor&& tensor) {
   constexpr const char* function = "managed_tensor_to_py_object_no_sync";
-  if (DLPACKPP_UNLIKELY(!detail::usable_exchange_api(api))) return detail::exchange_api_error(api);
-  if (DLPACKPP_UNLIKELY(api->managed_tensor_to_py_object_no_sync == nullptr)) {
-    return detail::exchange_missing_entry(function);
+  if (DLPACKPP_UNLIKELY(
+          !detail::has_entry(api, &DLPackExchangeAPI::managed_tensor_to_py_object_no_sync))) {
+    return detail::entry_error(api, function);
   }
   if (DLPACKPP_UNLIKELY(!tensor)) return detail::exchange_null_argument(function, "tensor");
   void* object = nullptr;

@@ -69,8 +69,9 @@ DLPACKPP_FORCE_INLINE constexpr bool each_dim_inside_out(int ndim, Step&& step) 
 /// unbounded leading extent is never multiplied. A non-NULL `shape_copy` receives the
 /// extents in the same pass (an export fills its block this way). Returns -1, or the
 /// dimension whose extent made a stride overflow int64 (what was written is then
-/// unspecified). The one place compact strides are computed: validation asks whether they
-/// fit, views and exports write them.
+/// unspecified). The one place compact strides of any shape are computed: validation asks
+/// whether they fit, views and exports write them (an export of positive extents writes them
+/// as the running count of its one checking pass, detail::quick_export).
 DLPACKPP_FORCE_INLINE int compact_strides(const std::int64_t* shape, int ndim, std::int64_t* out,
                                           std::int64_t* shape_copy = nullptr) noexcept {
   std::int64_t running = 1;

@@ -92,7 +92,7 @@ class ViewStorage {
     for (int d = 0; d < ndim; ++d) out[capacity + static_cast<std::size_t>(d)] = strides[d];
     for (int d = 0; d < ndim; ++d) out[d] = shape[d];
     own_.shape = out;
-    own_.strides = out + capacity;
+    own_.strides = nullptr;  // strides() has them; nothing here points at another view's copy
     strides_ = out + capacity;
     heap_ = static_cast<SharedArray<std::int64_t>&&>(heap);
   }
@@ -118,7 +118,6 @@ class ViewStorage {
         for (std::size_t d = 0; d < ndim; ++d) inline_[d] = other.inline_[d];
         own_.shape = inline_;
       }
-      if (own_.strides == other.inline_ + inline_ndim) own_.strides = inline_ + inline_ndim;
     }
     if (other.strides_ == other.inline_ + inline_ndim) {
       for (std::size_t d = 0; d < ndim; ++d) {
