@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+"""dlpackpp's C++ headers and build files, for authors of C++ extensions.
+
+dlpackpp is a header-only C++17 library; this package only carries it and says where it is:
+pass get_include() to the compiler, or point CMake at get_cmake_dir()
+(``-Ddlpackpp_DIR=$(python -m dlpackpp --cmakedir)``) and link ``dlpackpp::dlpackpp``.
+
+This module holds no code of the C++ layer. The ``dlpackpp.Tensor`` objects that extensions
+built with <dlpackpp/python.hpp> return are of a type those extensions make at run time; it
+lives in no Python module, so importing this package neither creates nor replaces it.
+"""
+
+import os
+
+__all__ = ["get_include", "get_cmake_dir", "get_pkgconfig_dir", "__version__"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _installed(what, *parts):
+    # The files are put here by the wheel (`cmake --install` into this folder); the source
+    # tree's python/dlpackpp has none of them, and a silent wrong path would fail much later.
+    path = os.path.join(_HERE, *parts)
+    if not os.path.isdir(path):
+        raise FileNotFoundError(
+            "dlpackpp: no %s at %s; this copy of the package was not installed from its wheel "
+            "(pip install <dlpackpp checkout or wheel>)" % (what, path))
+    return path
+
+
+def get_include():
+    """The folder to put on the include path: it holds dlpackpp/dlpackpp.hpp."""
+    return _installed("headers", "include")
+
+
+def get_cmake_dir():
+    """The folder holding dlpackppConfig.cmake, for dlpackpp_DIR or CMAKE_PREFIX_PATH."""
+    return _installed("CMake package", "share", "cmake", "dlpackpp")
+
+
+def get_pkgconfig_dir():
+    """The folder holding dlpackpp.pc, for PKG_CONFIG_PATH."""
+    return _installed("pkg-config file", "share", "pkgconfig")
+
+
+def _read_version():
+    # version.hpp is the version's one home; the wheel carries it, so nothing else is kept in step.
+    try:
+        with open(os.path.join(_HERE, "include", "dlpackpp", "version.hpp")) as f:
+            text = f.read()
+    except OSError:
+        return "unknown"
+    parts = []
+    for name in ("MAJOR", "MINOR", "PATCH"):
+        key = "#define DLPACKPP_VERSION_%s " % name
+        line = next((l for l in text.splitlines() if l.startswith(key)), None)
+        if line is None:
+            return "unknown"
+        parts.append(line[len(key):].strip())
+    return ".".join(parts)
+
+
+__version__ = _read_version()
