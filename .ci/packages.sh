@@ -114,6 +114,30 @@ assert not hasattr(dlpackpp, "Tensor")
 assert dlpackpp_example.sum(t) == 3.0 and dlpackpp.get_include()
 print("dlpackpp.Tensor from the example and the dlpackpp package coexist")'
 
+step "the same example as a scikit-build-core project: dlpackpp found in site-packages, no hint"
+"$py" -m pip install "${pip_flags[@]}" "scikit-build-core>=0.10"
+cat >"$tmp/example/pyproject.toml" <<'EOF'
+[build-system]
+requires = ["scikit-build-core>=0.10", "dlpackpp"]
+build-backend = "scikit_build_core.build"
+
+[project]
+name = "dlpackpp-example"
+version = "0.0.0"
+
+[tool.scikit-build]
+build-dir = "skbuild"
+EOF
+# No build isolation: the build sees the venv, where the dlpackpp wheel is installed.
+"$py" -m pip wheel "${pip_flags[@]}" --no-build-isolation --no-deps -w "$tmp/example-wheel" "$tmp/example"
+found=$(sed -n 's/^dlpackpp_DIR:[A-Z]*=//p' "$tmp/example/skbuild/CMakeCache.txt")
+[ "$(realpath "$found")" = "$(realpath "$cmake_dir")" ] || fail "scikit-build-core found dlpackpp at $found"
+"$py" -m pip install "${pip_flags[@]}" --no-index --no-deps "$tmp"/example-wheel/dlpackpp_example-*.whl
+# From $tmp, so the module can only come from the venv.
+expect_inside "the installed example module" \
+  "$(cd "$tmp" && "$py" -c 'import dlpackpp_example; print(dlpackpp_example.__file__)')" "$site"
+(cd "$tmp" && "$py" example/test_example.py numpy)
+
 step "pkg-config from the wheel"
 export PKG_CONFIG_PATH=$pc_dir
 cflags=$(pkg-config --cflags dlpackpp)
