@@ -48,6 +48,13 @@ expect_inside() {
   case "$real/" in "$(realpath "$3")"/*) ;; *) fail "$1 is $real, not inside $3" ;; esac
 }
 
+for tool in cmake pkg-config "${CXX:-c++}"; do
+  command -v "$tool" >/dev/null || fail "$tool is not installed (Debian: apt-get install cmake pkg-config g++)"
+done
+"$python" -c 'import ensurepip, sysconfig, os, sys
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("include"), "Python.h")))' ||
+  fail "$python lacks venv or its headers (Debian: apt-get install python3-venv python3-dev)"
+
 version=$(sed -nE 's/^#define DLPACKPP_VERSION_(MAJOR|MINOR|PATCH) ([0-9]+)$/\2/p' \
   include/dlpackpp/version.hpp | paste -sd.)
 echo "=== packages: dlpackpp $version, $("$python" --version) from $python ==="
