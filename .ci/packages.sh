@@ -97,6 +97,10 @@ done
 # Every header of the checkout is in the wheel, and nothing else is under include/.
 diff <(cd include && find . -type f | sort) <(cd "$include_dir" && find . -type f | sort) ||
   fail "the wheel's include/ differs from the checkout's"
+# The source tree's python/dlpackpp has no headers: it must say so, not print a wrong folder.
+if (cd python && "$python" -m dlpackpp --includedir >/dev/null 2>&1); then
+  fail "python -m dlpackpp --includedir succeeded from the source tree's python/ folder"
+fi
 echo "get_include():   $include_dir"
 echo "get_cmake_dir(): $cmake_dir"
 

@@ -6,13 +6,14 @@ pass get_include() to the compiler, or point CMake at get_cmake_dir()
 (``-Ddlpackpp_DIR=$(python -m dlpackpp --cmakedir)``) and link ``dlpackpp::dlpackpp``.
 
 This module holds no code of the C++ layer. The ``dlpackpp.Tensor`` objects that extensions
-built with <dlpackpp/python.hpp> return are of a type those extensions make at run time; it
-lives in no Python module, so importing this package neither creates nor replaces it.
+built with <dlpackpp/python.hpp> return are of a type those extensions make at run time: its
+``__module__`` reads "dlpackpp", but no module holds it, this one included, so importing this
+package neither creates nor replaces it.
 """
 
 import os
 
-__all__ = ["get_include", "get_cmake_dir", "get_pkgconfig_dir", "__version__"]
+__all__ = ["get_include", "get_cmake_dir", "get_pkgconfig_dir"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -44,20 +45,24 @@ def get_pkgconfig_dir():
 
 
 def _read_version():
-    # version.hpp is the version's one home; the wheel carries it, so nothing else is kept in step.
-    try:
-        with open(os.path.join(_HERE, "include", "dlpackpp", "version.hpp")) as f:
-            text = f.read()
-    except OSError:
-        return "unknown"
+    # version.hpp is the version's one home, and the wheel carries it: nothing to keep in step.
+    path = os.path.join(_installed("headers", "include"), "dlpackpp", "version.hpp")
+    with open(path) as f:
+        lines = f.read().splitlines()
     parts = []
     for name in ("MAJOR", "MINOR", "PATCH"):
         key = "#define DLPACKPP_VERSION_%s " % name
-        line = next((l for l in text.splitlines() if l.startswith(key)), None)
-        if line is None:
-            return "unknown"
-        parts.append(line[len(key):].strip())
+        found = [line[len(key):].strip() for line in lines if line.startswith(key)]
+        if len(found) != 1 or not found[0].isdigit():
+            raise ValueError("dlpackpp: %s does not define DLPACKPP_VERSION_%s" % (path, name))
+        parts.append(found[0])
     return ".".join(parts)
 
 
-__version__ = _read_version()
+def __getattr__(name):
+    # __version__, read on first use (PEP 562), so that importing the package never fails.
+    if name == "__version__":
+        version = _read_version()
+        globals()["__version__"] = version
+        return version
+    raise AttributeError("module 'dlpackpp' has no attribute %r" % name)
