@@ -172,6 +172,13 @@ export CONAN_HOME=$tmp/conan-home
 conan=$tools/bin/conan
 "$conan" --version
 "$conan" profile detect
+# dlpackpp needs C++17 (the recipe says so in validate()); a compiler whose default is older
+# (Clang 14: gnu14) gets its profile raised to 17, as its user would do, GNU extensions kept.
+profile=$CONAN_HOME/profiles/default
+if grep -qE '^compiler\.cppstd=(gnu)?(98|11|14)$' "$profile"; then
+  sed -i -E 's/^compiler\.cppstd=(gnu)?(98|11|14)$/compiler.cppstd=\117/' "$profile"
+  echo "raised the detected profile to $(grep '^compiler\.cppstd=' "$profile")"
+fi
 "$conan" remote disable conancenter
 # test_package's build folder and presets go to the temporary folder, not into the checkout.
 "$conan" create . -c tools.cmake.cmake_layout:test_folder="$tmp/conan-test" \
