@@ -35,7 +35,7 @@ def get_include():
 
 
 def get_cmake_dir():
-    """The folder holding dlpackppConfig.cmake, for dlpackpp_DIR or CMAKE_PREFIX_PATH."""
+    """The folder holding dlpackppConfig.cmake: pass it as dlpackpp_DIR."""
     return _installed("CMake package", "share", "cmake", "dlpackpp")
 
 
