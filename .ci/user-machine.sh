@@ -25,8 +25,11 @@ demo_start=$SECONDS
 cmake --workflow --preset demo
 demo_s=$((SECONDS - demo_start))
 
+# Wall time, plus the CPU time of every process it ran: on a shared machine the wall time
+# depends on the neighbours, the CPU time (user + sys, over the core count) much less.
+TIMEFORMAT="test command: %R s wall, %U s user, %S s sys"
 test_start=$SECONDS
-cmake --workflow --preset test
+time cmake --workflow --preset test
 test_s=$((SECONDS - test_start))
 
 echo "=== user machine: the dlpack.h matrix ==="
