@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # A user's machine: the committed tree (git archive HEAD) unpacked into a fresh temporary
-# folder with nothing beside it (no folder next to the checkout, no build/ of ours), then the README's two
-# commands exactly as written, from that folder. CI installs every package the README lists
-# before this runs. Prints ctest's summaries, the seconds each command took, and the
-# dlpack.h matrix the test command found.
+# folder with nothing beside it (no folder next to the checkout, no build/ of ours), then the
+# README's two commands exactly as written, from that folder. CI installs every package the
+# README lists before this runs. Prints ctest's summaries, the seconds each command took, and
+# the dlpack.h matrix the test command found.
 # Environment: KEEP_USER_MACHINE=1 keeps the folder (its path is printed); TMPDIR as usual.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
