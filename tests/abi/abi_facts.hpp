@@ -18,7 +18,8 @@ struct Fact {
 
 using Facts = std::vector<Fact>;
 
-/// Facts about the reference DLPack 1.3 header (tests/abi/abi_facts.cpp, reference build).
+/// Facts about the real DLPack 1.3-or-later header (tests/abi/abi_facts.cpp, reference build);
+/// linked only when tests/abi found one (DLPACKPP_ABI_HAVE_REFERENCE).
 Facts abi_facts_reference();
 /// Facts about dlpackpp's bundled header (tests/abi/abi_facts.cpp, bundled build).
 Facts abi_facts_bundled();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Built with the default knobs and linked with abi_mix_other.cpp, which is built with
-// DLPACKPP_VIEW_INLINE_NDIM=4, bounds checks on, and a DLPack 0.x header when one is found.
+// DLPACKPP_VIEW_INLINE_NDIM=4, bounds checks on, and a DLPack 0.x header (the system's or
+// the project's v0.8).
 // The ABI namespace keeps the two sets of inline functions apart, so both work side by side
 // (ASan would report the stack-buffer-overflow a shared TensorView layout used to cause).
 #include <dlpackpp/dlpackpp.hpp>

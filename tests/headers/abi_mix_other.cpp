@@ -2,6 +2,11 @@
 // The other translation unit of test_abi_mix: different knobs, same program.
 #include <dlpackpp/dlpackpp.hpp>
 
+// tests/headers/CMakeLists.txt always hands this TU a DLPack 0.x header; make sure it won.
+#if DLPACKPP_HAS_VERSIONED
+#error "abi_mix_other.cpp must be built against a DLPack 0.x dlpack.h"
+#endif
+
 #include <vector>
 
 long other_side() {
