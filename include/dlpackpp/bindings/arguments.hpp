@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// How the pybind11 and nanobind casters turn a Python argument into a dlpackpp value, built
+/// only on `<dlpackpp/python.hpp>`'s public API. Each loader declines (returns false, raises
+/// nothing, leaves no Python error pending) for anything that does not fit, so the binding
+/// library moves on to its next overload. The binding library supplies one thing: how to keep
+/// an owning import alive until the call ends (`park`).
+///
+/// Writability: the exchange table's borrowing entry (`dltensor_from_py_object_no_sync`)
+/// carries no flags, so what it lends is treated as READ_ONLY. Parameters that only read
+/// (`TensorView`, `TensorAccessor<const T, N>`) borrow through it where the type offers it;
+/// a `TensorAccessor<T, N>` with a mutable `T` always imports with ownership, which reports
+/// READ_ONLY, and declines a read-only tensor.
+#pragma once
+#ifndef DLPACKPP_BINDINGS_ARGUMENTS_HPP_
+#define DLPACKPP_BINDINGS_ARGUMENTS_HPP_
+
+#include "dlpackpp/python.hpp"
+
+#if defined(Py_PYTHON_H)
+
+#include "dlpackpp/bindings/names.hpp"
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/dtype.hpp"
+#include "dlpackpp/flags.hpp"
+#include "dlpackpp/managed_tensor.hpp"
+#include "dlpackpp/tensor_accessor.hpp"
+#include "dlpackpp/tensor_view.hpp"
+
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace bindings {
+namespace detail {
+
+using python::ImportedTensor;
+
+/// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
+/// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
+inline bool plainly_not_a_tensor(PyObject* src) noexcept {
+  return src == nullptr || src == Py_None || PyBool_Check(src) || PyLong_CheckExact(src) ||
+         PyFloat_CheckExact(src) || PyUnicode_CheckExact(src) || PyBytes_CheckExact(src) ||
+         PyTuple_CheckExact(src) || PyList_CheckExact(src) || PyDict_CheckExact(src);
+}
+
+/// Drops every trace of a declined import: the Python exception python.hpp keeps for
+/// set_python_error() (it may hold the argument alive through a traceback or an
+/// AttributeError's `obj`) and whatever is pending.
+DLPACKPP_COLD inline void forget(const Error& error) noexcept {
+  python::set_python_error(error);
+  PyErr_Clear();
+}
+
+/// Owning import into `out` (a ManagedTensor, or a LegacyManagedTensor, which refuses a
+/// READ_ONLY tensor: the legacy struct cannot say so), exactly as python::try_from_dlpack.
+template <class Handle>
+bool import_owned(PyObject* src, Handle& out) noexcept {
+  if (plainly_not_a_tensor(src)) return false;
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
+    Result<ImportedTensor> imported = python::try_from_dlpack(src);
+    if (DLPACKPP_UNLIKELY(!imported)) {
+      forget(imported.error());
+      return false;
+    }
+    if constexpr (std::is_same<Handle, ImportedTensor>::value) {
+      out = std::move(*imported);
+    } else {
+      Result<Handle> legacy = try_to_legacy(std::move(*imported));
+      if (!legacy) return false;  // `imported` still owns the tensor and releases it
+      out = std::move(*legacy);
+    }
+    return true;
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (...) {  // only std::bad_alloc while describing an error
+    PyErr_Clear();
+    return false;
+  }
+#endif
+}
+
+/// A view for one call: borrowed through the exchange table (no owner), or of an owning
+/// import that the caller must keep alive (`owner`).
+struct ViewImport {
+  std::optional<TensorView> view;
+  ImportedTensor owner;
+};
+
+/// Loads a view of `src`: borrowed through the exchange table when `for_writing` is false and
+/// the type offers the borrowing entry (the view is then READ_ONLY: the table cannot say
+/// otherwise), else through an owning import (the producer's flags).
+inline bool import_view(PyObject* src, bool for_writing, ViewImport& out) noexcept {
+  if (plainly_not_a_tensor(src)) return false;
+#if DLPACKPP_HAS_EXCHANGE_API
+  if (!for_writing) {
+    const DLPackExchangeAPI* api = python::exchange_api_of(src);
+    if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr) {
+      ValidateOptions options;
+      options.flags = flag::read_only;
+      DLTensor storage;  // the view keeps its own copy; shape and strides stay the producer's
+      Result<TensorView> view = view_from_object(api, src, storage, options);
+      if (DLPACKPP_UNLIKELY(!view)) {
+        PyErr_Clear();  // the producer's own exception, if it set one
+        return false;
+      }
+      out.view = *view;
+      return true;
+    }
+  }
+#else
+  static_cast<void>(for_writing);
+#endif
+  if (!import_owned(src, out.owner)) return false;
+  out.view = out.owner.view();
+  return true;
+}
+
+/// `view` as TensorAccessor<T, N> when it fits: dtype, rank, writability for a mutable T,
+/// host-accessible memory (the accessor is indexed by the bound C++ function), alignment.
+/// The cheap comparisons come first so a declined overload builds no error message.
+template <class T, int N>
+bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
+  constexpr DataType wanted = dtype_of<std::remove_const_t<T>>;
+  if (view.dtype() != wanted || view.ndim() != N) return false;
+  if (!std::is_const<T>::value && view.read_only()) return false;
+  if (!view.device().is_host_accessible()) return false;
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
+    Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
+    if (!accessor) return false;  // misaligned or packed sub-byte elements
+    out = *accessor;
+    return true;
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (...) {
+    return false;
+  }
+#endif
+}
+
+/// Loads a TensorView argument into `out`; `park(ImportedTensor&)` keeps an owning import
+/// alive until the call ends (false: it cannot, and the argument is declined).
+template <class Park>
+bool load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexcept {
+  ViewImport imported;
+  if (!import_view(src, false, imported)) return false;
+  if (imported.owner && !park(imported.owner)) return false;
+  out = imported.view;
+  return true;
+}
+
+/// Loads a TensorAccessor<T, N> argument into `out`; `park` as in load_view. A declined
+/// owning import is released here, before the next overload is tried.
+template <class T, int N, class Park>
+bool load_accessor(PyObject* src, TensorAccessor<T, N>& out, Park&& park) noexcept {
+  ViewImport imported;
+  if (!import_view(src, !std::is_const<T>::value, imported)) return false;
+  if (!accessor_of(*imported.view, out)) return false;
+  return !imported.owner || park(imported.owner);
+}
+
+/// Moves `owner` into a capsule whose death calls its deleter: the Python object a binding
+/// library keeps until the call ends. A new reference, or NULL (nothing pending, `owner`
+/// untouched).
+inline PyObject* owner_capsule(ImportedTensor& owner) noexcept {
+  PyObject* capsule = python::to_capsule(std::move(owner));
+  if (capsule == nullptr) PyErr_Clear();
+  return capsule;
+}
+
+/// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
+/// a Python exception set on failure, the handle then released.
+template <class Handle>
+PyObject* to_result(Handle&& tensor) noexcept {
+#if DLPACKPP_HAS_VERSIONED
+  if constexpr (std::is_same<std::decay_t<Handle>, LegacyManagedTensor>::value) {
+    Result<ManagedTensor> versioned = try_to_versioned(std::move(tensor));
+    if (!versioned) {
+      python::set_python_error(versioned.error());
+      return nullptr;
+    }
+    return python::to_pyobject(std::move(*versioned));
+  } else {
+    return python::to_pyobject(std::move(tensor));
+  }
+#else
+  return python::to_pyobject(std::move(tensor));
+#endif
+}
+
+}  // namespace detail
+}  // namespace bindings
+DLPACKPP_END_NAMESPACE
+
+#endif  // Py_PYTHON_H
+#endif  // DLPACKPP_BINDINGS_ARGUMENTS_HPP_
