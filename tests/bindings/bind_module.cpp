@@ -13,6 +13,7 @@
 #include <dlpackpp/nanobind.hpp>
 namespace bl = nanobind;
 #define DLPACKPP_BIND_MODULE(name, m) NB_MODULE(name, m)
+#define DLPACKPP_BIND_IO_NAMES (NB_VERSION_MAJOR >= 3)
 #else
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -20,6 +21,7 @@ namespace bl = nanobind;
 #include <dlpackpp/pybind11.hpp>
 namespace bl = pybind11;
 #define DLPACKPP_BIND_MODULE(name, m) PYBIND11_MODULE(name, m)
+#define DLPACKPP_BIND_IO_NAMES (PYBIND11_VERSION_MAJOR >= 3)
 #endif
 
 #include <dlpackpp/dlpackpp.hpp>
@@ -88,6 +90,8 @@ std::pair<double, std::int64_t> probe(const TensorView& v) {
 }  // namespace
 
 DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
+  // Whether the library names a result apart from an argument (pybind11 3, nanobind 3).
+  m.attr("io_names") = bl::bool_(DLPACKPP_BIND_IO_NAMES);
   m.def("released", [] { return released; });
   m.def("make", [](std::int64_t n) { return make(n, false); });
   m.def("make_read_only", [](std::int64_t n) { return make(n, true); });
