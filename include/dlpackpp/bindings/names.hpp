@@ -76,9 +76,9 @@ struct AccessorName {
   static constexpr bool writable = !std::is_const<T>::value;
   static constexpr std::size_t size = put_accessor_name(nullptr, dtype, N, writable);
   static constexpr FixedText<size> make() noexcept {
-    FixedText<size> text;
-    put_accessor_name(text.data, dtype, N, writable);
-    return text;
+    FixedText<size> out;
+    put_accessor_name(out.data, dtype, N, writable);
+    return out;
   }
   /// `text.data` is the name, e.g. "float32[*, *] writable".
   static constexpr FixedText<size> text = make();
