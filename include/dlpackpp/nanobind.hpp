@@ -71,6 +71,9 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 /// TensorView has no empty state for NB_TYPE_CASTER's default-constructed value.
 template <>
 struct type_caster<::dlpackpp::TensorView> {
+  // User-provided: the library value-initializes its casters, which would otherwise zero the
+  // whole (large) optional view before constructing it, on every call.
+  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
   using Value = ::dlpackpp::TensorView;
   static constexpr auto Name = dlpackpp_caster::tensor_name;
   template <typename T>

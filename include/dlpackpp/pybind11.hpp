@@ -68,6 +68,9 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 template <>
 class type_caster<::dlpackpp::TensorView> {
  public:
+  // User-provided: the library value-initializes its casters, which would otherwise zero the
+  // whole (large) optional view before constructing it, on every call.
+  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
   static constexpr auto name = dlpackpp_caster::tensor_name;
 
   bool load(handle src, bool /*convert*/) {

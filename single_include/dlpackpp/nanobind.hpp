@@ -215,17 +215,12 @@ bool import_owned(PyObject* src, Handle& out) noexcept {
 #endif
 }
 
-/// A view for one call: borrowed through the exchange table (no owner), or of an owning
-/// import that the caller must keep alive (`owner`).
-struct ViewImport {
-  std::optional<TensorView> view;
-  ImportedTensor owner;
-};
-
-/// Loads a view of `src`: borrowed through the exchange table when `for_writing` is false and
-/// the type offers the borrowing entry (the view is then READ_ONLY: the table cannot say
-/// otherwise), else through an owning import (the producer's flags).
-inline bool import_view(PyObject* src, bool for_writing, ViewImport& out) noexcept {
+/// Loads a view of `src` into `view`: borrowed through the exchange table when `for_writing` is
+/// false and the type offers the borrowing entry (the view is then READ_ONLY: the table cannot
+/// say otherwise), else of an owning import into `owner` (the producer's flags), which the
+/// caller must keep alive while the view is used.
+inline bool import_view(PyObject* src, bool for_writing, std::optional<TensorView>& view,
+                        ImportedTensor& owner) noexcept {
   if (plainly_not_a_tensor(src)) return false;
 #if DLPACKPP_HAS_EXCHANGE_API
   if (!for_writing) {
@@ -234,20 +229,20 @@ inline bool import_view(PyObject* src, bool for_writing, ViewImport& out) noexce
       ValidateOptions options;
       options.flags = flag::read_only;
       DLTensor storage;  // the view keeps its own copy; shape and strides stay the producer's
-      Result<TensorView> view = view_from_object(api, src, storage, options);
-      if (DLPACKPP_UNLIKELY(!view)) {
+      Result<TensorView> borrowed = view_from_object(api, src, storage, options);
+      if (DLPACKPP_UNLIKELY(!borrowed)) {
         PyErr_Clear();  // the producer's own exception, if it set one
         return false;
       }
-      out.view = *view;
+      view.emplace(std::move(*borrowed));
       return true;
     }
   }
 #else
   static_cast<void>(for_writing);
 #endif
-  if (!import_owned(src, out.owner)) return false;
-  out.view = out.owner.view();
+  if (!import_owned(src, owner)) return false;
+  view.emplace(owner.view());
   return true;
 }
 
@@ -278,10 +273,12 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
 /// alive until the call ends (false: it cannot, and the argument is declined).
 template <class Park>
 bool load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexcept {
-  ViewImport imported;
-  if (!import_view(src, false, imported)) return false;
-  if (imported.owner && !park(imported.owner)) return false;
-  out = imported.view;
+  ImportedTensor owner;
+  if (!import_view(src, false, out, owner)) return false;
+  if (owner && !park(owner)) {
+    out.reset();
+    return false;
+  }
   return true;
 }
 
@@ -289,10 +286,11 @@ bool load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexc
 /// owning import is released here, before the next overload is tried.
 template <class T, int N, class Park>
 bool load_accessor(PyObject* src, TensorAccessor<T, N>& out, Park&& park) noexcept {
-  ViewImport imported;
-  if (!import_view(src, !std::is_const<T>::value, imported)) return false;
-  if (!accessor_of(*imported.view, out)) return false;
-  return !imported.owner || park(imported.owner);
+  std::optional<TensorView> view;
+  ImportedTensor owner;
+  if (!import_view(src, !std::is_const<T>::value, view, owner)) return false;
+  if (!accessor_of(*view, out)) return false;
+  return !owner || park(owner);
 }
 
 /// Moves `owner` into a capsule whose death calls its deleter: the Python object a binding
@@ -374,6 +372,9 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 /// TensorView has no empty state for NB_TYPE_CASTER's default-constructed value.
 template <>
 struct type_caster<::dlpackpp::TensorView> {
+  // User-provided: the library value-initializes its casters, which would otherwise zero the
+  // whole (large) optional view before constructing it, on every call.
+  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
   using Value = ::dlpackpp::TensorView;
   static constexpr auto Name = dlpackpp_caster::tensor_name;
   template <typename T>
