@@ -139,6 +139,15 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
     return released - before;
   });
 
+  // The library's own cast inside a bound function: -1 when it declines (cast_error).
+  m.def("cast_view", [](bl::handle h) -> std::int64_t {
+    try {
+      return bl::cast<TensorView>(h).numel();
+    } catch (const bl::cast_error&) {
+      return -1;
+    }
+  });
+
   // Tensors among other parameter kinds: a decline leaves nothing behind for the next overload.
   m.def("mixed", [](TensorView) { return std::string("tensor"); });
   m.def("mixed", [](double) { return std::string("number"); });

@@ -110,6 +110,13 @@ class Core(unittest.TestCase):
         self.assertEqual(m.probe_optional(None)[0], -1.0)
         self.assertEqual(m.probe_variant(9)[0], 9.0)
 
+    def test_library_cast_inside_a_bound_function(self):
+        self.assertEqual(m.cast_view(m.make(3)), 3)  # a borrow needs no owner
+        # An owning import needs the call to keep it: pybind11's py::cast has the call's
+        # frame; nanobind's nb::cast releases its cleanup list at once, so it declines.
+        self.assertEqual(m.cast_view(Wrapper(m.make(3))), -1 if NANOBIND else 3)
+        self.assertEqual(m.cast_view(1.5), -1)
+
     def test_legacy_exports_import(self):
         legacy = m.make_legacy(3)
         self.assertEqual(m.numel(Wrapper(legacy)), 3)
