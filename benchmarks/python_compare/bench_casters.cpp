@@ -54,6 +54,7 @@ BENCH_MODULE(m) {
   m.def("noop", [](bl::handle) {});
   // Untyped: a view for the call (borrowed through an exchange table, else owned).
   m.def("view_numel", [](TensorView v) { return v.numel(); });
+  m.def("view_numel_ref", [](const TensorView& v) { return v.numel(); });  // no copy of the view
   m.def("view_numel_hand", [](bl::handle h) {
     Result<std::int64_t> n = py::try_borrow(h.ptr(), [](const TensorView& v) { return v.numel(); });
     if (!n) raise(n.error());
