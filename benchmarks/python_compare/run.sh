@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Builds bench_dlpackpp, bench_nanobind and the caster modules the same way against one Python and times them
-# side by side (see README.md). Usage: benchmarks/python_compare/run.sh [bench.py options]
+# Builds bench_dlpackpp, bench_nanobind and the binding-caster modules the same way against
+# one Python and times them side by side (see README.md). Usage: benchmarks/python_compare/run.sh [bench.py options]
 #   PYTHON     the interpreter to build and run with (default: the system python3 in
 #              /usr/bin where it exists, else python3 on PATH); it needs its development
 #              headers (python3-dev) and the venv module (python3-venv).
