@@ -201,9 +201,11 @@ bool import_owned(PyObject* src, Handle& out) noexcept {
     if constexpr (std::is_same<Handle, ImportedTensor>::value) {
       out = std::move(*imported);
     } else {
+#if DLPACKPP_HAS_VERSIONED  // else ImportedTensor is the legacy handle, the only one there is
       Result<Handle> legacy = try_to_legacy(std::move(*imported));
       if (!legacy) return false;  // `imported` still owns the tensor and releases it
       out = std::move(*legacy);
+#endif
     }
     return true;
 #if DLPACKPP_USE_EXCEPTIONS
