@@ -305,10 +305,10 @@ inline PyObject* owner_capsule(ImportedTensor& owner) noexcept {
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
 /// a Python exception set on failure, the handle then released.
-template <class Handle>
-PyObject* to_result(Handle&& tensor) noexcept {
+template <class DLManaged>
+PyObject* to_result(BasicManagedTensor<DLManaged>&& tensor) noexcept {
 #if DLPACKPP_HAS_VERSIONED
-  if constexpr (std::is_same<std::decay_t<Handle>, LegacyManagedTensor>::value) {
+  if constexpr (std::is_same<DLManaged, DLManagedTensor>::value) {
     Result<ManagedTensor> versioned = try_to_versioned(std::move(tensor));
     if (!versioned) {
       python::set_python_error(versioned.error());
