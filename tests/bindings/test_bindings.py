@@ -30,6 +30,7 @@ torch = optional("torch")
 jnp = optional("jax.numpy")
 NUMPY2 = np is not None and int(np.__version__.split(".")[0]) >= 2
 TORCH_TABLE = torch is not None and hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
+CUDA = torch is not None and torch.cuda.is_available()
 
 
 class Wrapper:
@@ -256,6 +257,31 @@ class Torch(unittest.TestCase):
         del u
         gc.collect()
         self.assertEqual(m.released(), before + 1)
+
+
+@unittest.skipUnless(CUDA, "no CUDA device for PyTorch")
+class Cuda(unittest.TestCase):
+    def test_view_of_device_memory(self):
+        t = torch.arange(6, dtype=torch.float32, device="cuda").reshape(2, 3)
+        self.assertTrue(m.describe(t).startswith("float32[2, 3] strides [3, 1] cuda:"), m.describe(t))
+        self.assertEqual(m.address(t), t.data_ptr())
+        self.assertEqual(m.numel(t), 6)
+
+    def test_accessors_decline_device_memory(self):
+        t = torch.ones(2, 2, device="cuda")
+        with self.assertRaises(TypeError):  # the accessor would be indexed on the host
+            m.scale_(t, 2.0)
+        self.assertEqual(m.rank(t), "other")  # the const accessors decline, TensorView fits
+        self.assertEqual(t.cpu().tolist(), [[1.0, 1.0], [1.0, 1.0]])
+
+    def test_owning_import_and_refcounts(self):
+        t = torch.ones(5, device="cuda")
+        refs = sys.getrefcount(t)
+        for _ in range(20):
+            self.assertEqual(m.owned(t), (5, False))
+            m.describe(t)
+        gc.collect()
+        self.assertEqual(sys.getrefcount(t), refs)
 
 
 @unittest.skipIf(jnp is None, "JAX is not importable")
