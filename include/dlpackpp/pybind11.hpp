@@ -68,15 +68,18 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 template <>
 class type_caster<::dlpackpp::TensorView> {
  public:
-  // User-provided: the library value-initializes its casters, which would otherwise zero the
-  // whole (large) optional view before constructing it, on every call.
+  /// An empty caster. User-provided: the library value-initializes its casters, which would
+  /// otherwise zero the whole (large) optional view before constructing it, on every call.
   type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// What the signature says the parameter takes.
   static constexpr auto name = dlpackpp_caster::tensor_name;
 
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
   bool load(handle src, bool /*convert*/) {
     return ::dlpackpp::bindings::detail::load_view(src.ptr(), view_, &dlpackpp_caster::park);
   }
 
+  /// Refused at compile time: a borrowed value cannot be returned.
   template <class U>
   static handle cast(U&&, return_value_policy, handle) {
     static_assert(::dlpackpp::bindings::detail::never<U>,
@@ -85,9 +88,11 @@ class type_caster<::dlpackpp::TensorView> {
     return {};
   }
 
+  /// The loaded view, as the library asks for it (pointer, reference, rvalue).
   operator ::dlpackpp::TensorView*() { return &*view_; }
   operator ::dlpackpp::TensorView&() { return *view_; }
   operator ::dlpackpp::TensorView&&() && { return std::move(*view_); }
+  /// How pybind11 asks for the value (moved out, as PYBIND11_TYPE_CASTER does).
   template <class T>
   using cast_op_type = movable_cast_op_type<T>;
 
@@ -104,10 +109,12 @@ class type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
  public:
   PYBIND11_TYPE_CASTER(Handle, dlpackpp_caster::tensor_name);
 
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
   bool load(handle src, bool /*convert*/) {
     return ::dlpackpp::bindings::detail::import_owned(src.ptr(), value);
   }
 
+  /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
   static handle cast(Handle&& src, return_value_policy /*policy*/, handle /*parent*/) {
     return ::dlpackpp::bindings::detail::to_result(std::move(src));
   }
@@ -124,10 +131,12 @@ class type_caster<::dlpackpp::TensorAccessor<T, N>> {
  public:
   PYBIND11_TYPE_CASTER(Accessor, const_name(Name::text.data));
 
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
   bool load(handle src, bool /*convert*/) {
     return ::dlpackpp::bindings::detail::load_accessor(src.ptr(), value, &dlpackpp_caster::park);
   }
 
+  /// Refused at compile time: a borrowed value cannot be returned.
   template <class U>
   static handle cast(U&&, return_value_policy, handle) {
     static_assert(::dlpackpp::bindings::detail::never<U>,

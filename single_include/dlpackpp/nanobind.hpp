@@ -118,15 +118,20 @@ constexpr std::size_t put_accessor_name(char* out, DataType dtype, int rank,
 /// A NUL-terminated character array of fixed size, usable as a constant expression.
 template <std::size_t Size>
 struct FixedText {
+  /// The characters and a terminating NUL.
   char data[Size + 1] = {};
 };
 
 /// The signature name of `TensorAccessor<T, N>` (T const: read-only).
 template <class T, int N>
 struct AccessorName {
+  /// The element type's DLPack dtype.
   static constexpr DataType dtype = dtype_of<std::remove_const_t<T>>;
+  /// Whether the accessor writes (its T is not const).
   static constexpr bool writable = !std::is_const<T>::value;
+  /// The name's length, without the terminating NUL.
   static constexpr std::size_t size = put_accessor_name(nullptr, dtype, N, writable);
+  /// Fills the name in a constant expression.
   static constexpr FixedText<size> make() noexcept {
     FixedText<size> out;
     put_accessor_name(out.data, dtype, N, writable);
@@ -168,6 +173,7 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
+/// The owning handle imports produce (python.hpp's choice for the dlpack.h in force).
 using python::ImportedTensor;
 
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
@@ -347,8 +353,11 @@ namespace dlpackpp_caster {
 /// reference). Refused without a list, and for nb::cast (cast_flags::manual), whose list dies
 /// before the value is used.
 struct Park {
-  std::uint32_t flags;  // nanobind 2.x passes uint8_t flags, 3.x uint32_t: both fit
+  /// The caster's flags (nanobind 2.x passes uint8_t, 3.x uint32_t: both fit).
+  std::uint32_t flags;
+  /// The call's cleanup list, or NULL where the caller has none.
   cleanup_list* cleanup;
+  /// Moves `owner` into a capsule on the list; false (owner untouched) where it cannot.
   bool operator()(::dlpackpp::python::ImportedTensor& owner) const noexcept {
     if (cleanup == nullptr || (flags & static_cast<std::uint32_t>(cast_flags::manual)) != 0)
       return false;
@@ -374,23 +383,29 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 /// TensorView has no empty state for NB_TYPE_CASTER's default-constructed value.
 template <>
 struct type_caster<::dlpackpp::TensorView> {
-  // User-provided: the library value-initializes its casters, which would otherwise zero the
-  // whole (large) optional view before constructing it, on every call.
+  /// An empty caster. User-provided: the library value-initializes its casters, which would
+  /// otherwise zero the whole (large) optional view before constructing it, on every call.
   type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// The C++ type this caster produces.
   using Value = ::dlpackpp::TensorView;
+  /// What the signature says the parameter takes.
   static constexpr auto Name = dlpackpp_caster::tensor_name;
+  /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
   template <typename T>
   using Cast = movable_cast_t<T>;
+  /// Every loaded caster holds a view.
   template <typename T>
   static constexpr bool can_cast() {
     return true;
   }
 
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     return ::dlpackpp::bindings::detail::load_view(src.ptr(), view_,
                                                    dlpackpp_caster::Park{flags, cleanup});
   }
 
+  /// Refused at compile time: a borrowed value cannot be returned.
   template <class U>
   static handle from_cpp(U&&, rv_policy, cleanup_list*) noexcept {
     static_assert(::dlpackpp::bindings::detail::never<U>,
@@ -399,6 +414,7 @@ struct type_caster<::dlpackpp::TensorView> {
     return {};
   }
 
+  /// The loaded view, as the library asks for it (pointer, reference, rvalue).
   explicit operator Value*() { return &*view_; }
   explicit operator Value&() { return *view_; }
   explicit operator Value&&() { return std::move(*view_); }
@@ -413,10 +429,12 @@ template <class DLManaged>
 struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
   NB_TYPE_CASTER(::dlpackpp::BasicManagedTensor<DLManaged>, dlpackpp_caster::tensor_name)
 
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
   bool from_python(handle src, std::uint32_t /*flags*/, cleanup_list* /*cleanup*/) noexcept {
     return ::dlpackpp::bindings::detail::import_owned(src.ptr(), value);
   }
 
+  /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
   static handle from_cpp(Value&& src, rv_policy /*policy*/, cleanup_list* /*cleanup*/) noexcept {
     return ::dlpackpp::bindings::detail::to_result(std::move(src));
   }
@@ -431,11 +449,13 @@ struct type_caster<::dlpackpp::TensorAccessor<T, N>> {
   using AccessorName = ::dlpackpp::bindings::detail::AccessorName<T, N>;
   NB_TYPE_CASTER(Accessor, const_name(AccessorName::text.data))
 
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     return ::dlpackpp::bindings::detail::load_accessor(src.ptr(), value,
                                                        dlpackpp_caster::Park{flags, cleanup});
   }
 
+  /// Refused at compile time: a borrowed value cannot be returned.
   template <class U>
   static handle from_cpp(U&&, rv_policy, cleanup_list*) noexcept {
     static_assert(::dlpackpp::bindings::detail::never<U>,

@@ -117,15 +117,20 @@ constexpr std::size_t put_accessor_name(char* out, DataType dtype, int rank,
 /// A NUL-terminated character array of fixed size, usable as a constant expression.
 template <std::size_t Size>
 struct FixedText {
+  /// The characters and a terminating NUL.
   char data[Size + 1] = {};
 };
 
 /// The signature name of `TensorAccessor<T, N>` (T const: read-only).
 template <class T, int N>
 struct AccessorName {
+  /// The element type's DLPack dtype.
   static constexpr DataType dtype = dtype_of<std::remove_const_t<T>>;
+  /// Whether the accessor writes (its T is not const).
   static constexpr bool writable = !std::is_const<T>::value;
+  /// The name's length, without the terminating NUL.
   static constexpr std::size_t size = put_accessor_name(nullptr, dtype, N, writable);
+  /// Fills the name in a constant expression.
   static constexpr FixedText<size> make() noexcept {
     FixedText<size> out;
     put_accessor_name(out.data, dtype, N, writable);
@@ -167,6 +172,7 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
+/// The owning handle imports produce (python.hpp's choice for the dlpack.h in force).
 using python::ImportedTensor;
 
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
@@ -371,15 +377,18 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 template <>
 class type_caster<::dlpackpp::TensorView> {
  public:
-  // User-provided: the library value-initializes its casters, which would otherwise zero the
-  // whole (large) optional view before constructing it, on every call.
+  /// An empty caster. User-provided: the library value-initializes its casters, which would
+  /// otherwise zero the whole (large) optional view before constructing it, on every call.
   type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// What the signature says the parameter takes.
   static constexpr auto name = dlpackpp_caster::tensor_name;
 
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
   bool load(handle src, bool /*convert*/) {
     return ::dlpackpp::bindings::detail::load_view(src.ptr(), view_, &dlpackpp_caster::park);
   }
 
+  /// Refused at compile time: a borrowed value cannot be returned.
   template <class U>
   static handle cast(U&&, return_value_policy, handle) {
     static_assert(::dlpackpp::bindings::detail::never<U>,
@@ -388,9 +397,11 @@ class type_caster<::dlpackpp::TensorView> {
     return {};
   }
 
+  /// The loaded view, as the library asks for it (pointer, reference, rvalue).
   operator ::dlpackpp::TensorView*() { return &*view_; }
   operator ::dlpackpp::TensorView&() { return *view_; }
   operator ::dlpackpp::TensorView&&() && { return std::move(*view_); }
+  /// How pybind11 asks for the value (moved out, as PYBIND11_TYPE_CASTER does).
   template <class T>
   using cast_op_type = movable_cast_op_type<T>;
 
@@ -407,10 +418,12 @@ class type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
  public:
   PYBIND11_TYPE_CASTER(Handle, dlpackpp_caster::tensor_name);
 
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
   bool load(handle src, bool /*convert*/) {
     return ::dlpackpp::bindings::detail::import_owned(src.ptr(), value);
   }
 
+  /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
   static handle cast(Handle&& src, return_value_policy /*policy*/, handle /*parent*/) {
     return ::dlpackpp::bindings::detail::to_result(std::move(src));
   }
@@ -427,10 +440,12 @@ class type_caster<::dlpackpp::TensorAccessor<T, N>> {
  public:
   PYBIND11_TYPE_CASTER(Accessor, const_name(Name::text.data));
 
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
   bool load(handle src, bool /*convert*/) {
     return ::dlpackpp::bindings::detail::load_accessor(src.ptr(), value, &dlpackpp_caster::park);
   }
 
+  /// Refused at compile time: a borrowed value cannot be returned.
   template <class U>
   static handle cast(U&&, return_value_policy, handle) {
     static_assert(::dlpackpp::bindings::detail::never<U>,

@@ -35,6 +35,7 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
+/// The owning handle imports produce (python.hpp's choice for the dlpack.h in force).
 using python::ImportedTensor;
 
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an

@@ -66,15 +66,20 @@ constexpr std::size_t put_accessor_name(char* out, DataType dtype, int rank,
 /// A NUL-terminated character array of fixed size, usable as a constant expression.
 template <std::size_t Size>
 struct FixedText {
+  /// The characters and a terminating NUL.
   char data[Size + 1] = {};
 };
 
 /// The signature name of `TensorAccessor<T, N>` (T const: read-only).
 template <class T, int N>
 struct AccessorName {
+  /// The element type's DLPack dtype.
   static constexpr DataType dtype = dtype_of<std::remove_const_t<T>>;
+  /// Whether the accessor writes (its T is not const).
   static constexpr bool writable = !std::is_const<T>::value;
+  /// The name's length, without the terminating NUL.
   static constexpr std::size_t size = put_accessor_name(nullptr, dtype, N, writable);
+  /// Fills the name in a constant expression.
   static constexpr FixedText<size> make() noexcept {
     FixedText<size> out;
     put_accessor_name(out.data, dtype, N, writable);
