@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Builds scale_op.cpp with torch.utils.cpp_extension (as PyTorch kernel authors do) and runs its
-ops: `build_and_run.py [build folder]`. Needs PyTorch 2.x from PyPI (its wheel ships the C++
+ops: `build_and_run.py [build folder]` (default: dlpackpp_torch_example in the temp folder). Needs PyTorch 2.x from PyPI (its wheel ships the C++
 headers and pybind11), a C++17 compiler and ninja; otherwise it reports itself skipped."""
 import os
 import sys
+import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 try:
@@ -20,7 +21,8 @@ if not cpp_extension.is_ninja_available():
     print("DLPACKPP_TEST_SKIPPED: ninja is not installed (apt-get install ninja-build)")
     sys.exit(0)
 
-build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "build"))
+build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                        os.path.join(tempfile.gettempdir(), "dlpackpp_torch_example"))
 os.makedirs(build, exist_ok=True)
 ext = cpp_extension.load(name="dlpackpp_torch_example", sources=[os.path.join(here, "scale_op.cpp")],
                          extra_include_paths=[os.path.join(here, "..", "..", "include")],
