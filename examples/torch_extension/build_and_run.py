@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Builds scale_op.cpp with torch.utils.cpp_extension (as PyTorch kernel authors do) and runs its
-ops: `build_and_run.py [build folder]` (default: dlpackpp_torch_example in the temp folder). Needs PyTorch 2.x from PyPI (its wheel ships the C++
-headers and pybind11), a C++17 compiler and ninja; otherwise it reports itself skipped."""
+ops: `build_and_run.py [build folder]` (default: dlpackpp_torch_example in the temp folder).
+Needs PyTorch 2.x from PyPI (its wheel ships the C++ headers and pybind11), a C++ compiler and
+ninja; otherwise it reports itself skipped."""
 import os
 import sys
 import tempfile
