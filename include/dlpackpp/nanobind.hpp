@@ -49,7 +49,7 @@ struct Park {
   /// The call's cleanup list, or NULL where the caller has none.
   cleanup_list* cleanup;
   /// Moves `owner` into a capsule on the list; false (owner untouched) where it cannot.
-  bool operator()(::dlpackpp::python::ImportedTensor& owner) const noexcept {
+  bool operator()(::dlpackpp::bindings::detail::ImportedTensor& owner) const noexcept {
     if (cleanup == nullptr || (flags & static_cast<std::uint32_t>(cast_flags::manual)) != 0)
       return false;
     PyObject* capsule = ::dlpackpp::bindings::detail::owner_capsule(owner);

@@ -40,7 +40,7 @@ namespace detail {
 namespace dlpackpp_caster {
 /// Keeps an owning import alive until the bound call returns (pybind11's patients of the
 /// current call); false outside a bound function, where pybind11 has no such frame.
-inline bool park(::dlpackpp::python::ImportedTensor& owner) noexcept {
+inline bool park(::dlpackpp::bindings::detail::ImportedTensor& owner) noexcept {
   PyObject* capsule = ::dlpackpp::bindings::detail::owner_capsule(owner);
   if (capsule == nullptr) return false;
   bool kept = true;

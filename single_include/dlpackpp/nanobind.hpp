@@ -173,8 +173,9 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
-/// The owning handle imports produce (python.hpp's choice for the dlpack.h in force).
-using python::ImportedTensor;
+/// The owning handle python::try_from_dlpack returns: versioned where the dlpack.h in force
+/// has it, legacy otherwise.
+using ImportedTensor = DefaultManagedTensor;
 
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
 /// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
@@ -358,7 +359,7 @@ struct Park {
   /// The call's cleanup list, or NULL where the caller has none.
   cleanup_list* cleanup;
   /// Moves `owner` into a capsule on the list; false (owner untouched) where it cannot.
-  bool operator()(::dlpackpp::python::ImportedTensor& owner) const noexcept {
+  bool operator()(::dlpackpp::bindings::detail::ImportedTensor& owner) const noexcept {
     if (cleanup == nullptr || (flags & static_cast<std::uint32_t>(cast_flags::manual)) != 0)
       return false;
     PyObject* capsule = ::dlpackpp::bindings::detail::owner_capsule(owner);

@@ -172,8 +172,9 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
-/// The owning handle imports produce (python.hpp's choice for the dlpack.h in force).
-using python::ImportedTensor;
+/// The owning handle python::try_from_dlpack returns: versioned where the dlpack.h in force
+/// has it, legacy otherwise.
+using ImportedTensor = DefaultManagedTensor;
 
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
 /// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
@@ -349,7 +350,7 @@ namespace detail {
 namespace dlpackpp_caster {
 /// Keeps an owning import alive until the bound call returns (pybind11's patients of the
 /// current call); false outside a bound function, where pybind11 has no such frame.
-inline bool park(::dlpackpp::python::ImportedTensor& owner) noexcept {
+inline bool park(::dlpackpp::bindings::detail::ImportedTensor& owner) noexcept {
   PyObject* capsule = ::dlpackpp::bindings::detail::owner_capsule(owner);
   if (capsule == nullptr) return false;
   bool kept = true;

@@ -35,8 +35,9 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
-/// The owning handle imports produce (python.hpp's choice for the dlpack.h in force).
-using python::ImportedTensor;
+/// The owning handle python::try_from_dlpack returns: versioned where the dlpack.h in force
+/// has it, legacy otherwise.
+using ImportedTensor = DefaultManagedTensor;
 
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
 /// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
