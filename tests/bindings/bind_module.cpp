@@ -9,6 +9,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
 
 #include <dlpackpp/nanobind.hpp>
 namespace bl = nanobind;
@@ -111,6 +112,11 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
     if (const TensorView* view = std::get_if<TensorView>(&v)) return probe(*view);
     return std::pair<double, std::int64_t>{static_cast<double>(std::get<std::int64_t>(v)),
                                            released};
+  });
+  m.def("probe_list", [](std::vector<TensorView> views) {  // list casters load into locals too
+    double total = 0;
+    for (const TensorView& v : views) total += probe(v).first;
+    return std::pair<double, std::int64_t>{total, released};
   });
   m.def("probe_optional_accessor", [](std::optional<TensorAccessor<const double, 1>> a) {
     return a ? std::pair<double, std::int64_t>{sum(*a), released}

@@ -108,6 +108,10 @@ class Core(unittest.TestCase):
                 self.assertEqual(probe(Wrapper(m.make(4))), (6.0, before))
                 gc.collect()
                 self.assertEqual(m.released(), before + 1)
+        before = m.released()
+        self.assertEqual(m.probe_list([Wrapper(m.make(4)), Wrapper(m.make(3))]), (9.0, before))
+        gc.collect()
+        self.assertEqual(m.released(), before + 2)
         self.assertEqual(m.probe_optional(None)[0], -1.0)
         self.assertEqual(m.probe_variant(9)[0], 9.0)
 
