@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Builds bench_dlpackpp and bench_nanobind the same way against one Python and times them
-# side by side (see README.md). Usage: benchmarks/python_compare/run.sh [bench.py options]
+# Builds bench_dlpackpp, bench_nanobind and the binding-caster modules the same way against
+# one Python and times them side by side (see README.md). Usage: benchmarks/python_compare/run.sh [bench.py options]
 #   PYTHON     the interpreter to build and run with (default: the system python3 in
 #              /usr/bin where it exists, else python3 on PATH); it needs its development
 #              headers (python3-dev) and the venv module (python3-venv).
@@ -40,6 +40,12 @@ else
 fi
 preload=""
 if [ -f "$build/cmake/libcount_malloc.so" ]; then preload="$build/cmake/libcount_malloc.so"; fi
+# The binding-library rows (dlpackpp's pybind11 and nanobind casters) in the venv; PyTorch 2.x
+# rows where the venv has it (pip install torch there to get them).
+if ls "$build/cmake/modules"/bench_pybind11.* >/dev/null 2>&1; then
+  echo
+  "$venv_python" "$here/bench.py" --suite bindings --compiler "$compiler" --nanobind-version "$nb_version" "$@"
+fi
 for entry in $suites; do
   suite=${entry%%:*}
   python=${entry#*:}

@@ -1633,6 +1633,26 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   return obj;
 }
 
+// ==== BEGIN bind-branch stand-in: exchange_api_of ==========================================
+// A minimal exchange_api_of so the binding casters (issue 19) build on this branch. The
+// python.hpp rework adds the real one with the same signature; at merge keep that one and
+// drop this block.
+#if DLPACKPP_HAS_EXCHANGE_API
+/// The usable exchange table of `obj`'s type (cached per type), or NULL; never raises.
+inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
+  if (obj == nullptr) return nullptr;
+  detail::Internals* in = detail::internals();
+  detail::TypeEntry* entry =
+      in != nullptr ? detail::find_type(*in, reinterpret_cast<PyObject*>(Py_TYPE(obj))) : nullptr;
+  if (entry == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  return entry->api;
+}
+#endif
+// ==== END bind-branch stand-in: exchange_api_of ============================================
+
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// A nanobind module whose functions take and return dlpackpp types (see docs/bindings.md).
+#include <dlpackpp/nanobind.hpp>  // first: it includes Python.h
+
+#include <dlpackpp/iterate.hpp>
+
+#include <vector>
+
+NB_MODULE(dlpackpp_nanobind_example, m) {
+  m.def("scale_", [](dlpackpp::TensorAccessor<float, 2> x, float k) {  // float32, 2-d, writable
+    for (std::int64_t i = 0; i < x.size(0); ++i)
+      for (std::int64_t j = 0; j < x.size(1); ++j) x(i, j) *= k;
+  });
+  m.def("scale_", [](dlpackpp::TensorAccessor<double, 2> x, double k) {  // overload by dtype
+    for (std::int64_t i = 0; i < x.size(0); ++i)
+      for (std::int64_t j = 0; j < x.size(1); ++j) x(i, j) *= k;
+  });
+  m.def("total", [](dlpackpp::TensorView v) {  // any rank and layout, valid for the call
+    double sum = 0;
+    dlpackpp::for_each_element<const float>(v, [&](float x) { sum += x; });
+    return sum;
+  });
+  m.def("ones", [](std::int64_t n) {  // -> dlpackpp.Tensor, for any DLPack consumer
+    return dlpackpp::from_vector(std::vector<float>(static_cast<std::size_t>(n), 1.0f), {n});
+  });
+}

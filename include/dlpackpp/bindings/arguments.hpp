@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// How the pybind11 and nanobind casters turn a Python argument into a dlpackpp value, built
+/// only on `<dlpackpp/python.hpp>`'s public API. Each loader declines (returns false, raises
+/// nothing, leaves no Python error pending) for anything that does not fit, so the binding
+/// library moves on to its next overload. The binding library supplies one thing: how to keep
+/// an owning import alive until the call ends (`park`).
+///
+/// Writability: the exchange table's borrowing entry (`dltensor_from_py_object_no_sync`)
+/// carries no flags, so what it lends is treated as READ_ONLY. Parameters that only read
+/// (`TensorView`, `TensorAccessor<const T, N>`) borrow through it where the type offers it;
+/// a `TensorAccessor<T, N>` with a mutable `T` always imports with ownership, which reports
+/// READ_ONLY, and declines a read-only tensor.
+#pragma once
+#ifndef DLPACKPP_BINDINGS_ARGUMENTS_HPP_
+#define DLPACKPP_BINDINGS_ARGUMENTS_HPP_
+
+#include "dlpackpp/python.hpp"
+
+#if defined(Py_PYTHON_H)
+
+#include "dlpackpp/bindings/names.hpp"
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/dtype.hpp"
+#include "dlpackpp/flags.hpp"
+#include "dlpackpp/managed_tensor.hpp"
+#include "dlpackpp/tensor_accessor.hpp"
+#include "dlpackpp/tensor_view.hpp"
+
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace bindings {
+namespace detail {
+
+/// The owning handle python::try_from_dlpack returns: versioned where the dlpack.h in force
+/// has it, legacy otherwise.
+using ImportedTensor = DefaultManagedTensor;
+
+/// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
+/// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
+inline bool plainly_not_a_tensor(PyObject* src) noexcept {
+  return src == nullptr || src == Py_None || PyBool_Check(src) || PyLong_CheckExact(src) ||
+         PyFloat_CheckExact(src) || PyUnicode_CheckExact(src) || PyBytes_CheckExact(src) ||
+         PyTuple_CheckExact(src) || PyList_CheckExact(src) || PyDict_CheckExact(src);
+}
+
+/// Drops every trace of a declined import: the Python exception python.hpp keeps for
+/// set_python_error() (it may hold the argument alive through a traceback or an
+/// AttributeError's `obj`) and whatever is pending.
+DLPACKPP_COLD inline void forget(const Error& error) noexcept {
+  python::set_python_error(error);
+  PyErr_Clear();
+}
+
+/// Owning import into `out` (a ManagedTensor, or a LegacyManagedTensor, which refuses a
+/// READ_ONLY tensor: the legacy struct cannot say so), exactly as python::try_from_dlpack.
+template <class Handle>
+bool import_owned(PyObject* src, Handle& out) noexcept {
+  if (plainly_not_a_tensor(src)) return false;
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
+    Result<ImportedTensor> imported = python::try_from_dlpack(src);
+    if (DLPACKPP_UNLIKELY(!imported)) {
+      forget(imported.error());
+      return false;
+    }
+    if constexpr (std::is_same<Handle, ImportedTensor>::value) {
+      out = std::move(*imported);
+    } else {
+#if DLPACKPP_HAS_VERSIONED  // else ImportedTensor is the legacy handle, the only one there is
+      Result<Handle> legacy = try_to_legacy(std::move(*imported));
+      if (!legacy) return false;  // `imported` still owns the tensor and releases it
+      out = std::move(*legacy);
+#endif
+    }
+    return true;
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (...) {  // only std::bad_alloc while describing an error
+    PyErr_Clear();
+    return false;
+  }
+#endif
+}
+
+/// Loads a view of `src` into `view`: borrowed through the exchange table when `for_writing` is
+/// false and the type offers the borrowing entry (the view is then READ_ONLY: the table cannot
+/// say otherwise), else of an owning import into `owner` (the producer's flags), which the
+/// caller must keep alive while the view is used.
+inline bool import_view(PyObject* src, bool for_writing, std::optional<TensorView>& view,
+                        ImportedTensor& owner) noexcept {
+  if (plainly_not_a_tensor(src)) return false;
+#if DLPACKPP_HAS_EXCHANGE_API
+  if (!for_writing) {
+    const DLPackExchangeAPI* api = python::exchange_api_of(src);
+    if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr) {
+      ValidateOptions options;
+      options.flags = flag::read_only;
+      DLTensor storage;  // the view keeps its own copy; shape and strides stay the producer's
+      Result<TensorView> borrowed = view_from_object(api, src, storage, options);
+      if (DLPACKPP_UNLIKELY(!borrowed)) {
+        PyErr_Clear();  // the producer's own exception, if it set one
+        return false;
+      }
+      view.emplace(std::move(*borrowed));
+      return true;
+    }
+  }
+#else
+  static_cast<void>(for_writing);
+#endif
+  if (!import_owned(src, owner)) return false;
+  view.emplace(owner.view());
+  return true;
+}
+
+/// `view` as TensorAccessor<T, N> when it fits: dtype, rank, writability for a mutable T,
+/// host-accessible memory (the accessor is indexed by the bound C++ function), alignment.
+/// The cheap comparisons come first so a declined overload builds no error message.
+template <class T, int N>
+bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
+  constexpr DataType wanted = dtype_of<std::remove_const_t<T>>;
+  if (view.dtype() != wanted || view.ndim() != N) return false;
+  if (!std::is_const<T>::value && view.read_only()) return false;
+  if (!view.device().is_host_accessible()) return false;
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
+    Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
+    if (!accessor) return false;  // misaligned or packed sub-byte elements
+    out = *accessor;
+    return true;
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (...) {
+    return false;
+  }
+#endif
+}
+
+/// Loads a TensorView argument into `out`; `park(ImportedTensor&)` keeps an owning import
+/// alive until the call ends (false: it cannot, and the argument is declined).
+template <class Park>
+bool load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexcept {
+  ImportedTensor owner;
+  if (!import_view(src, false, out, owner)) return false;
+  if (owner && !park(owner)) {
+    out.reset();
+    return false;
+  }
+  return true;
+}
+
+/// Loads a TensorAccessor<T, N> argument into `out`; `park` as in load_view. A declined
+/// owning import is released here, before the next overload is tried.
+template <class T, int N, class Park>
+bool load_accessor(PyObject* src, TensorAccessor<T, N>& out, Park&& park) noexcept {
+  std::optional<TensorView> view;
+  ImportedTensor owner;
+  if (!import_view(src, !std::is_const<T>::value, view, owner)) return false;
+  if (!accessor_of(*view, out)) return false;
+  return !owner || park(owner);
+}
+
+/// Moves `owner` into a capsule whose death calls its deleter: the Python object a binding
+/// library keeps until the call ends. A new reference, or NULL (nothing pending, `owner`
+/// untouched).
+inline PyObject* owner_capsule(ImportedTensor& owner) noexcept {
+  PyObject* capsule = python::to_capsule(std::move(owner));
+  if (capsule == nullptr) PyErr_Clear();
+  return capsule;
+}
+
+/// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
+/// a Python exception set on failure, the handle then released.
+template <class DLManaged>
+PyObject* to_result(BasicManagedTensor<DLManaged>&& tensor) noexcept {
+#if DLPACKPP_HAS_VERSIONED
+  if constexpr (std::is_same<DLManaged, DLManagedTensor>::value) {
+    Result<ManagedTensor> versioned = try_to_versioned(std::move(tensor));
+    if (!versioned) {
+      python::set_python_error(versioned.error());
+      return nullptr;
+    }
+    return python::to_pyobject(std::move(*versioned));
+  } else {
+    return python::to_pyobject(std::move(tensor));
+  }
+#else
+  return python::to_pyobject(std::move(tensor));
+#endif
+}
+
+}  // namespace detail
+}  // namespace bindings
+DLPACKPP_END_NAMESPACE
+
+#endif  // Py_PYTHON_H
+#endif  // DLPACKPP_BINDINGS_ARGUMENTS_HPP_

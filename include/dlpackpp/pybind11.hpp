@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// pybind11 type casters (pybind11 2.10 and 3.x): a bound function takes `TensorView`,
+/// `TensorAccessor<T, N>`, `ManagedTensor` or `LegacyManagedTensor` arguments from any object
+/// that speaks DLPack, and returns a `ManagedTensor` as a `dlpackpp.Tensor`. Opt-in: include it
+/// after (or instead of) `<pybind11/pybind11.h>`; see docs/bindings.md.
+///
+/// - A value that does not fit declines without raising, so pybind11 tries the next overload
+///   and, when none fits, raises its usual TypeError; the signature names what each parameter
+///   takes (`float32[*, *] writable`, `float32[*, *]`, `tensor`).
+/// - A `TensorView` or accessor argument is valid for the call only (the lifetime rule of
+///   docs/bindings.md); what it had to import is kept alive with pybind11's
+///   `loader_life_support`, also inside `std::optional`/`std::variant` parameters, and released
+///   when the call returns. Outside a bound function (`py::cast`) only a borrow through the
+///   exchange table can be made; an import that needs an owner declines there.
+/// - Returning a `TensorView` or a `TensorAccessor` is a compile error: nothing would own it.
+#pragma once
+
+// Without Python.h and pybind11 on the include path this header is empty (as python.hpp is),
+// so that tools compiling every public header alone keep working.
+#if defined(PYBIND11_VERSION_MAJOR) || !defined(__has_include) || \
+    (__has_include(<Python.h>) && __has_include(<pybind11/pybind11.h>))
+
+#include <pybind11/pybind11.h>
+
+#include "dlpackpp/python.hpp"
+
+#include "dlpackpp/bindings/arguments.hpp"
+#include "dlpackpp/bindings/names.hpp"
+#include "dlpackpp/managed_tensor.hpp"
+#include "dlpackpp/tensor_accessor.hpp"
+#include "dlpackpp/tensor_view.hpp"
+
+#include <optional>
+#include <utility>
+
+namespace pybind11 {
+namespace detail {
+
+namespace dlpackpp_caster {
+/// Keeps an owning import alive until the bound call returns (pybind11's patients of the
+/// current call); false outside a bound function, where pybind11 has no such frame.
+inline bool park(::dlpackpp::bindings::detail::ImportedTensor& owner) noexcept {
+  PyObject* capsule = ::dlpackpp::bindings::detail::owner_capsule(owner);
+  if (capsule == nullptr) return false;
+  bool kept = true;
+  try {
+    loader_life_support::add_patient(capsule);
+  } catch (...) {  // cast_error: no call frame (py::cast outside a bound function)
+    kept = false;
+  }
+  Py_DECREF(capsule);  // the frame holds its own reference; without one the tensor is released
+  return kept;
+}
+
+/// The parameter name of a TensorView or owning argument, and a returned dlpackpp.Tensor.
+#if PYBIND11_VERSION_MAJOR >= 3
+constexpr auto tensor_name = io_name(::dlpackpp::bindings::detail::tensor_argument_name,
+                                     ::dlpackpp::bindings::detail::tensor_result_name);
+#else
+constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_argument_name);
+#endif
+}  // namespace dlpackpp_caster
+
+/// `TensorView` arguments: borrowed through the exchange table where the type offers it,
+/// else imported with ownership and kept until the call returns. Hand-written because a
+/// TensorView has no empty state for PYBIND11_TYPE_CASTER's default-constructed value.
+template <>
+class type_caster<::dlpackpp::TensorView> {
+ public:
+  /// An empty caster. User-provided: the library value-initializes its casters, which would
+  /// otherwise zero the whole (large) optional view before constructing it, on every call.
+  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// What the signature says the parameter takes.
+  static constexpr auto name = dlpackpp_caster::tensor_name;
+
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  bool load(handle src, bool /*convert*/) {
+    return ::dlpackpp::bindings::detail::load_view(src.ptr(), view_, &dlpackpp_caster::park);
+  }
+
+  /// Refused at compile time: a borrowed value cannot be returned.
+  template <class U>
+  static handle cast(U&&, return_value_policy, handle) {
+    static_assert(::dlpackpp::bindings::detail::never<U>,
+                  "dlpackpp: a bound function cannot return a TensorView (it owns nothing); "
+                  "return a ManagedTensor");
+    return {};
+  }
+
+  /// The loaded view, as the library asks for it (pointer, reference, rvalue).
+  operator ::dlpackpp::TensorView*() { return &*view_; }
+  operator ::dlpackpp::TensorView&() { return *view_; }
+  operator ::dlpackpp::TensorView&&() && { return std::move(*view_); }
+  /// How pybind11 asks for the value (moved out, as PYBIND11_TYPE_CASTER does).
+  template <class T>
+  using cast_op_type = movable_cast_op_type<T>;
+
+ private:
+  std::optional<::dlpackpp::TensorView> view_;
+};
+
+/// `ManagedTensor` and `LegacyManagedTensor` arguments (owning import, as
+/// python::from_dlpack) and return values (a new dlpackpp.Tensor).
+template <class DLManaged>
+class type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
+  using Handle = ::dlpackpp::BasicManagedTensor<DLManaged>;
+
+ public:
+  PYBIND11_TYPE_CASTER(Handle, dlpackpp_caster::tensor_name);
+
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  bool load(handle src, bool /*convert*/) {
+    return ::dlpackpp::bindings::detail::import_owned(src.ptr(), value);
+  }
+
+  /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
+  static handle cast(Handle&& src, return_value_policy /*policy*/, handle /*parent*/) {
+    return ::dlpackpp::bindings::detail::to_result(std::move(src));
+  }
+};
+
+/// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability checked,
+/// host-accessible memory only. A mutable T imports with ownership (READ_ONLY is known then);
+/// a const T borrows through the exchange table where it can.
+template <class T, int N>
+class type_caster<::dlpackpp::TensorAccessor<T, N>> {
+  using Accessor = ::dlpackpp::TensorAccessor<T, N>;
+  using Name = ::dlpackpp::bindings::detail::AccessorName<T, N>;
+
+ public:
+  PYBIND11_TYPE_CASTER(Accessor, const_name(Name::text.data));
+
+  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  bool load(handle src, bool /*convert*/) {
+    return ::dlpackpp::bindings::detail::load_accessor(src.ptr(), value, &dlpackpp_caster::park);
+  }
+
+  /// Refused at compile time: a borrowed value cannot be returned.
+  template <class U>
+  static handle cast(U&&, return_value_policy, handle) {
+    static_assert(::dlpackpp::bindings::detail::never<U>,
+                  "dlpackpp: a bound function cannot return a TensorAccessor (it owns "
+                  "nothing); return a ManagedTensor");
+    return {};
+  }
+};
+
+}  // namespace detail
+}  // namespace pybind11
+
+#endif  // pybind11 available

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// One extension module for <dlpackpp/pybind11.hpp> and <dlpackpp/nanobind.hpp>: the same
+// functions bound with whichever library DLPACKPP_BIND_NANOBIND selects (m.def reads the same
+// in both), driven by test_bindings.py. Exports count their releases so the tests can see when
+// a deleter runs relative to the call.
+#if defined(DLPACKPP_BIND_NANOBIND)
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
+
+#include <dlpackpp/nanobind.hpp>
+namespace bl = nanobind;
+#define DLPACKPP_BIND_MODULE(name, m) NB_MODULE(name, m)
+#define DLPACKPP_BIND_IO_NAMES (NB_VERSION_MAJOR >= 3)
+#else
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <dlpackpp/pybind11.hpp>
+namespace bl = pybind11;
+#define DLPACKPP_BIND_MODULE(name, m) PYBIND11_MODULE(name, m)
+#define DLPACKPP_BIND_IO_NAMES (PYBIND11_VERSION_MAJOR >= 3)
+#endif
+
+#include <dlpackpp/dlpackpp.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace {
+
+using dlpackpp::ManagedTensor;
+using dlpackpp::TensorAccessor;
+using dlpackpp::TensorView;
+
+std::int64_t released = 0;
+
+// The owner of an export made here: counts its release.
+struct CountedBuffer {
+  std::vector<double> values;
+  bool live = true;
+  explicit CountedBuffer(std::vector<double> v) : values(std::move(v)) {}
+  CountedBuffer(CountedBuffer&& other) noexcept : values(std::move(other.values)) {
+    other.live = false;
+  }
+  CountedBuffer& operator=(CountedBuffer&&) = delete;
+  CountedBuffer(const CountedBuffer&) = delete;
+  CountedBuffer& operator=(const CountedBuffer&) = delete;
+  ~CountedBuffer() {
+    if (live) ++released;
+  }
+};
+
+// 0, 1, ..., n-1 as float64[n]; READ_ONLY on request.
+ManagedTensor make(std::int64_t n, bool read_only) {
+  std::vector<double> values(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
+  double* data = values.data();
+  return dlpackpp::wrap(data, dlpackpp::DataType::float64(), {n}, {}, dlpackpp::Device::cpu(),
+                        CountedBuffer(std::move(values)),
+                        read_only ? dlpackpp::flag::read_only : std::uint64_t{0});
+}
+
+double sum(TensorAccessor<const double, 1> a) {
+  double s = 0;
+  for (std::int64_t i = 0; i < a.size(0); ++i) s += a[i];
+  return s;
+}
+
+template <class T>
+std::string scale(TensorAccessor<T, 2> a, T k) {
+  for (std::int64_t i = 0; i < a.size(0); ++i) {
+    for (std::int64_t j = 0; j < a.size(1); ++j) a(i, j) *= k;
+  }
+  return dlpackpp::dtype_of<T>.to_string();
+}
+
+// (sum of a float64[n] view, releases counted so far): inside the call nothing the caster
+// imported may have been released yet.
+std::pair<double, std::int64_t> probe(const TensorView& v) {
+  return {sum(v.accessor<const double, 1>()), released};
+}
+
+}  // namespace
+
+DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
+  // Whether the library names a result apart from an argument (pybind11 3, nanobind 3).
+  m.attr("io_names") = bl::bool_(DLPACKPP_BIND_IO_NAMES);
+  m.def("released", [] { return released; });
+  m.def("make", [](std::int64_t n) { return make(n, false); });
+  m.def("make_read_only", [](std::int64_t n) { return make(n, true); });
+  m.def("make_legacy", [](std::int64_t n) { return dlpackpp::to_legacy(make(n, false)); });
+
+  // TensorView: any layout, dtype and device.
+  m.def("describe", [](TensorView v) { return v.to_string(); });
+  m.def("numel", [](TensorView v) { return v.numel(); });
+  m.def("address", [](TensorView v) {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(v.const_data()));
+  });
+  m.def("probe", [](TensorView v) { return probe(v); });
+  m.def("probe_optional", [](std::optional<TensorView> v) {
+    return v ? probe(*v) : std::pair<double, std::int64_t>{-1.0, released};
+  });
+  m.def("probe_variant", [](std::variant<std::int64_t, TensorView> v) {
+    if (const TensorView* view = std::get_if<TensorView>(&v)) return probe(*view);
+    return std::pair<double, std::int64_t>{static_cast<double>(std::get<std::int64_t>(v)),
+                                           released};
+  });
+  m.def("probe_list", [](std::vector<TensorView> views) {  // list casters load into locals too
+    double total = 0;
+    for (const TensorView& v : views) total += probe(v).first;
+    return std::pair<double, std::int64_t>{total, released};
+  });
+  m.def("probe_optional_accessor", [](std::optional<TensorAccessor<const double, 1>> a) {
+    return a ? std::pair<double, std::int64_t>{sum(*a), released}
+             : std::pair<double, std::int64_t>{-1.0, released};
+  });
+
+  // Accessors: overloads by dtype, by rank, by writability.
+  m.def("scale_", [](TensorAccessor<float, 2> a, float k) { return scale(a, k); });
+  m.def("scale_", [](TensorAccessor<double, 2> a, double k) { return scale(a, k); });
+  m.def("rank", [](TensorAccessor<const float, 1>) { return std::string("1-d"); });
+  m.def("rank", [](TensorAccessor<const float, 2>) { return std::string("2-d"); });
+  m.def("rank", [](TensorView) { return std::string("other"); });
+  m.def("access", [](TensorAccessor<double, 1>) { return std::string("writable"); });
+  m.def("access", [](TensorAccessor<const double, 1>) { return std::string("read-only"); });
+  m.def("fill_", [](TensorAccessor<double, 1> a, double x) {
+    for (std::int64_t i = 0; i < a.size(0); ++i) a[i] = x;
+  });
+  m.def("total", [](TensorAccessor<const double, 1> a) { return sum(a); });
+
+  // Owning arguments.
+  m.def("owned", [](ManagedTensor t) { return std::make_pair(t.numel(), t.read_only()); });
+  m.def("owned_legacy", [](dlpackpp::LegacyManagedTensor t) { return t.numel(); });
+  m.def("released_during", [](ManagedTensor t) {
+    const std::int64_t before = released;
+    t.reset();
+    return released - before;
+  });
+
+  // The library's own cast inside a bound function: -1 when it declines (cast_error).
+  m.def("cast_view", [](bl::handle h) -> std::int64_t {
+    try {
+      return bl::cast<TensorView>(h).numel();
+    } catch (const bl::cast_error&) {
+      return -1;
+    }
+  });
+
+  // Tensors among other parameter kinds: a decline leaves nothing behind for the next overload.
+  m.def("mixed", [](TensorView) { return std::string("tensor"); });
+  m.def("mixed", [](double) { return std::string("number"); });
+  m.def("mixed", [](std::string) { return std::string("text"); });
+}
