@@ -5,14 +5,21 @@
 # README's two commands exactly as written, from that folder. CI installs every package the
 # README lists before this runs. Prints ctest's summaries, the seconds each command took, and
 # the dlpack.h matrix the test command found.
-# Environment: KEEP_USER_MACHINE=1 keeps the folder (its path is printed); TMPDIR as usual.
+# Environment: KEEP_USER_MACHINE=1 keeps the folder (its path is printed); USER_MACHINE_HOME
+# names a folder to use (made afresh, kept) instead of a temporary one; TMPDIR as usual.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 start=$SECONDS
 
-home=$(mktemp -d "${TMPDIR:-/tmp}/dlpackpp-user-machine.XXXXXX")
-if [ "${KEEP_USER_MACHINE:-0}" != 1 ]; then
-  trap 'rm -rf "$home"' EXIT
+if [ -n "${USER_MACHINE_HOME:-}" ]; then
+  home=$USER_MACHINE_HOME
+  rm -rf "$home"
+  mkdir -p "$home"
+else
+  home=$(mktemp -d "${TMPDIR:-/tmp}/dlpackpp-user-machine.XXXXXX")
+  if [ "${KEEP_USER_MACHINE:-0}" != 1 ]; then
+    trap 'rm -rf "$home"' EXIT
+  fi
 fi
 clone="$home/dlpackpp"
 mkdir "$clone"
