@@ -106,6 +106,36 @@ class AtExit(unittest.TestCase):
         self.assertIn("alive at exit", result.stdout)
         self.assertNotIn("ERROR", result.stderr)
 
+    def test_references_released_on_a_cpp_thread_racing_exit_never_abort(self):
+        # A detached C++ thread keeps releasing references while the interpreter exits, and
+        # finalization sleeps in __del__ (dropping the GIL) so that thread gets its chance at
+        # the worst moment. Taking the GIL once finalization began ended the thread with
+        # pthread_exit inside noexcept code: "terminate called without an active exception".
+        script = textwrap.dedent("""
+            import importlib, time
+            m = importlib.import_module(%r)
+
+            class Owner:
+                pass
+
+            class Sleepy:
+                def __del__(self):
+                    for _ in range(20):
+                        time.sleep(0.002)
+
+            owner = Owner()
+            m.release_on_thread_at_exit(owner, 3000)
+            time.sleep(0.01)
+            sleepers = [Sleepy() for _ in range(3)]
+            print("exiting")
+        """ % MODULE_NAME)
+        for run in range(5):
+            result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                                    text=True, env=dict(os.environ), timeout=120)
+            self.assertEqual(result.returncode, 0, "run %d: %s" % (run, result.stderr))
+            self.assertIn("exiting", result.stdout)
+            self.assertNotIn("terminate", result.stderr)
+
 
 if __name__ == "__main__":
     main()
