@@ -107,12 +107,14 @@ class AtExit(unittest.TestCase):
         self.assertNotIn("ERROR", result.stderr)
 
     def test_references_released_on_a_cpp_thread_racing_exit_never_abort(self):
-        # A detached C++ thread keeps releasing references while the interpreter exits, and
-        # finalization sleeps in __del__ (dropping the GIL) so that thread gets its chance at
-        # the worst moment. Taking the GIL once finalization began ended the thread with
-        # pthread_exit inside noexcept code: "terminate called without an active exception".
+        # A detached C++ thread keeps releasing references while the interpreter exits. The
+        # last atexit callback (a builtin: no bytecode, so the GIL is never offered) keeps the
+        # GIL long enough for that thread to be waiting for it when finalization begins; then
+        # __del__ sleeps, handing the GIL over. A thread that takes the GIL once finalization
+        # began is ended with pthread_exit, inside noexcept code: "terminate called without an
+        # active exception". The deleter must not be waiting there at all.
         script = textwrap.dedent("""
-            import importlib, time
+            import atexit, importlib, time
             m = importlib.import_module(%r)
 
             class Owner:
@@ -120,11 +122,12 @@ class AtExit(unittest.TestCase):
 
             class Sleepy:
                 def __del__(self):
-                    for _ in range(20):
+                    for _ in range(10):
                         time.sleep(0.002)
 
             owner = Owner()
             m.release_on_thread_at_exit(owner, 3000)
+            atexit.register(sum, range(2 * 10**7))  # runs first: the GIL held, in C
             time.sleep(0.01)
             sleepers = [Sleepy() for _ in range(3)]
             print("exiting")
