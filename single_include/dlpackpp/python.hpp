@@ -323,14 +323,16 @@ inline ShutdownGuard& shutdown_guard() noexcept {
 
 // The atexit hook. atexit callbacks run before CPython marks the interpreter finalizing, so
 // after this returns no thread of ours is waiting for the GIL or about to: the ones already
-// past the check finish first (the GIL is released while they do).
+// past the check finish first (the GIL is released while they do). "exiting" stays set for
+// the rest of the process, even if the interpreter is initialized again: re-arming while
+// finalization runs would reopen the race.
 inline PyObject* on_interpreter_exit(PyObject*, PyObject*) {
   ShutdownGuard& guard = shutdown_guard();
   guard.exiting.store(true);
-  guard.armed.store(false);  // a later Py_Initialize registers the hook again
   if (guard.in_flight.load() != 0) {
-    Py_BEGIN_ALLOW_THREADS while (guard.in_flight.load() != 0) std::this_thread::yield();
-    Py_END_ALLOW_THREADS
+    PyThreadState* saved = PyEval_SaveThread();
+    while (guard.in_flight.load() != 0) std::this_thread::yield();
+    PyEval_RestoreThread(saved);
   }
   Py_RETURN_NONE;
 }
@@ -351,11 +353,10 @@ DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
     return;
   }
   Py_DECREF(r);
-  guard.exiting.store(false);
   guard.armed.store(true);
 }
 
-/// Makes sure the atexit hook is registered, once per interpreter lifetime (GIL held).
+/// Makes sure the atexit hook is registered, once per process (GIL held).
 inline void arm_shutdown_guard() noexcept {
   if (!shutdown_guard().armed.load(std::memory_order_relaxed)) arm_shutdown_guard_slowly();
 }
@@ -1351,7 +1352,28 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-/// The C++ tensor of a dlpackpp.Tensor and the number of holders (the object, each export).
+/// Memory for blocks of type T, with one block kept for reuse: the exports of a tensor are
+/// made and dropped in quick succession, and malloc and free would be a large part of their
+/// cost. Lock-free (one atomic exchange each way), so a block may be given back on any thread.
+template <class T>
+struct BlockCache {
+  static std::atomic<void*>& spare() noexcept {
+    static std::atomic<void*> block{nullptr};  // constant-initialized; kept until exit
+    return block;
+  }
+  /// Uninitialized memory for a T, or NULL when out of memory.
+  static void* take() noexcept {
+    void* p = spare().exchange(nullptr, std::memory_order_acquire);
+    return p != nullptr ? p : ::operator new(sizeof(T), std::nothrow);
+  }
+  /// Memory that held a T (already destroyed), kept for the next take().
+  static void give_back(void* p) noexcept {
+    ::operator delete(spare().exchange(p, std::memory_order_acq_rel));
+  }
+};
+
+/// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
+/// (the object, each export).
 struct SharedTensor {
   std::atomic<std::size_t> holders{1};
   ImportedTensor tensor;
@@ -1360,7 +1382,10 @@ struct SharedTensor {
 
 /// One holder gone; the last releases the tensor (its deleter runs here, exactly once).
 inline void let_go(SharedTensor* shared) noexcept {
-  if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) delete shared;
+  if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    shared->~SharedTensor();
+    BlockCache<SharedTensor>::give_back(shared);
+  }
 }
 
 /// One export of a SharedTensor as a DLPack struct of kind M: the tensor's DLTensor as it is
@@ -1373,7 +1398,7 @@ struct SharedExport {
   static void deleter(M* self) noexcept {
     auto* e = static_cast<SharedExport*>(self->manager_ctx);
     SharedTensor* shared = e->shared;
-    delete e;
+    BlockCache<SharedExport>::give_back(e);  // trivially destructible
     let_go(shared);
   }
 };
@@ -1381,11 +1406,13 @@ struct SharedExport {
 /// A new export of `shared` (empty when out of memory, with MemoryError raised).
 template <class M>
 BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
-  auto* e = new (std::nothrow) SharedExport<M>();
-  if (e == nullptr) {
+  static_assert(std::is_trivially_destructible<SharedExport<M>>::value, "see deleter");
+  void* memory = BlockCache<SharedExport<M>>::take();
+  if (memory == nullptr) {
     PyErr_NoMemory();
     return {};
   }
+  auto* e = ::new (memory) SharedExport<M>();
   e->managed.dl_tensor = shared->tensor.get()->dl_tensor;
   e->managed.manager_ctx = e;
   e->managed.deleter = &SharedExport<M>::deleter;
@@ -1401,20 +1428,48 @@ BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
   return BasicManagedTensor<M>::adopt_unchecked(&e->managed);  // validated when it was made
 }
 
-/// The instance layout of dlpackpp.Tensor.
+/// The instance layout of dlpackpp.Tensor. The tensor stays in the object until its first
+/// export moves it into a SharedTensor: an object never exported costs no allocation.
 struct TensorObject {
-  PyObject_HEAD SharedTensor* shared;  ///< one holder for the object itself
-  PyObject* shape;                     ///< tuple, made on first use
-  PyObject* device_tuple;              ///< (device_type, device_id), made on first use
-  bool exported;                       ///< exported (or imported through the table) at least once
+  PyObject_HEAD ImportedTensor own;  ///< the tensor until the first export, then empty
+  SharedTensor* shared;              ///< from the first export on; one holder is the object
+  PyObject* shape;                   ///< tuple, made on first use
+  PyObject* device_tuple;            ///< (device_type, device_id), made on first use
+  bool exported;                     ///< exported (or imported through the table) at least once
 };
 
 inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
   return in.tensor_type != nullptr && reinterpret_cast<PyObject*>(Py_TYPE(obj)) == in.tensor_type;
 }
 
+/// The object's tensor, wherever it is now. Moving it into a SharedTensor moves the handle
+/// only: the DLPack struct, and so any view of it, stays where it was.
+inline const ImportedTensor& tensor_of(const TensorObject* self) noexcept {
+  return self->shared != nullptr ? self->shared->tensor : self->own;
+}
 inline const ImportedTensor& tensor_of(PyObject* obj) noexcept {
-  return reinterpret_cast<TensorObject*>(obj)->shared->tensor;
+  return tensor_of(reinterpret_cast<const TensorObject*>(obj));
+}
+
+/// The object's SharedTensor, made on first use; NULL with MemoryError raised.
+inline SharedTensor* shared_of(TensorObject* self) noexcept {
+  if (self->shared == nullptr) {
+    void* memory = BlockCache<SharedTensor>::take();
+    if (memory == nullptr) {
+      PyErr_NoMemory();
+      return nullptr;
+    }
+    self->shared = ::new (memory) SharedTensor(std::move(self->own));
+  }
+  return self->shared;
+}
+
+/// Releases the object's hold on its tensor (tp_dealloc).
+inline void release_tensor(TensorObject* self) noexcept {
+  if (self->shared != nullptr)
+    let_go(self->shared);
+  else
+    self->own.~ImportedTensor();
 }
 
 /// obj's C++ tensor when obj is a dlpackpp.Tensor, else NULL. Valid while obj lives: exports
@@ -1425,7 +1480,7 @@ inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcep
 
 inline PyObject* shape_tuple(TensorObject* self) {
   if (self->shape == nullptr) {
-    const IntSpan shape = self->shared->tensor.shape();
+    const IntSpan shape = tensor_of(self).shape();
     PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
     for (std::size_t d = 0; tuple != nullptr && d < shape.size(); ++d) {
       PyObject* extent = PyLong_FromLongLong(static_cast<long long>(shape[d]));
@@ -1762,9 +1817,11 @@ inline PyObject* export_copy(const ImportedTensor& tensor, bool versioned) {
 inline PyObject* export_shared(TensorObject* self, bool versioned) {
   PyObject* capsule = nullptr;
 #if DLPACKPP_HAS_VERSIONED
-  const ImportedTensor& tensor = self->shared->tensor;
+  const ImportedTensor& tensor = tensor_of(self);
   if (versioned) {
-    ManagedTensor e = export_of<DLManagedTensorVersioned>(self->shared);
+    SharedTensor* shared = shared_of(self);
+    if (shared == nullptr) return nullptr;
+    ManagedTensor e = export_of<DLManagedTensorVersioned>(shared);
     capsule = e ? to_capsule(std::move(e)) : nullptr;  // on failure `e` lets go
   } else if (tensor.read_only()) {
     return raise_python(Error(Errc::read_only,
@@ -1781,7 +1838,9 @@ inline PyObject* export_shared(TensorObject* self, bool versioned) {
   static_cast<void>(versioned);
 #endif
   if (capsule == nullptr && !PyErr_Occurred()) {
-    LegacyManagedTensor e = export_of<DLManagedTensor>(self->shared);
+    SharedTensor* shared = shared_of(self);
+    if (shared == nullptr) return nullptr;
+    LegacyManagedTensor e = export_of<DLManagedTensor>(shared);
     capsule = e ? to_capsule(std::move(e)) : nullptr;
   }
   if (capsule != nullptr) self->exported = true;
@@ -1805,11 +1864,12 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
 #endif
   auto* self = reinterpret_cast<TensorObject*>(obj);
   DlpackRequest request;
-  if (!check_dlpack_arguments(self->shared->tensor, arguments, request)) return nullptr;
+  const ImportedTensor& tensor = tensor_of(self);
+  if (!check_dlpack_arguments(tensor, arguments, request)) return nullptr;
 #if DLPACKPP_USE_EXCEPTIONS
   try {
 #endif
-    if (request.copy) return export_copy(self->shared->tensor, request.versioned);
+    if (request.copy) return export_copy(tensor, request.versioned);
     return export_shared(self, request.versioned);
 #if DLPACKPP_USE_EXCEPTIONS
   } catch (...) {
@@ -1861,7 +1921,7 @@ namespace detail {
 inline PyObject* tensor_dlpack_device(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<TensorObject*>(obj);
   if (self->device_tuple == nullptr) {
-    const Device device = self->shared->tensor.device();
+    const Device device = tensor_of(self).device();
     self->device_tuple =
         Py_BuildValue("(ii)", static_cast<int>(device.type()), static_cast<int>(device.id()));
     if (self->device_tuple == nullptr) return nullptr;
@@ -1920,7 +1980,7 @@ inline void tensor_dealloc(PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
   {
     PreserveError keep;  // the deleter may run Python code while an exception is in flight
-    let_go(self->shared);
+    release_tensor(self);
     Py_CLEAR(self->shape);
     Py_CLEAR(self->device_tuple);
   }
@@ -1958,7 +2018,9 @@ struct TensorExchangeImpl {
   static Result<ManagedTensor> managed_tensor_from_py_object_no_sync(void* py_object) {
     Result<TensorObject*> self = checked(py_object);
     if (!self) return self.error();
-    ManagedTensor out = export_of<DLManagedTensorVersioned>((*self)->shared);
+    SharedTensor* shared = shared_of(*self);
+    ManagedTensor out;
+    if (shared != nullptr) out = export_of<DLManagedTensorVersioned>(shared);
     // Fails only out of memory; the MemoryError stays pending (set_error keeps it).
     if (!out) return Error(Errc::invalid_argument, "out of memory");
     (*self)->exported = true;
@@ -1973,7 +2035,7 @@ struct TensorExchangeImpl {
   static Result<void> dltensor_from_py_object_no_sync(void* py_object, DLTensor& out) {
     Result<TensorObject*> self = checked(py_object);
     if (!self) return self.error();
-    out = (*self)->shared->tensor.get()->dl_tensor;
+    out = tensor_of(*self).get()->dl_tensor;
     return {};
   }
   static void* current_work_stream(Device) { return nullptr; }
@@ -2055,16 +2117,11 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   }
   PyTypeObject* type = tensor_type();
   if (type == nullptr) return nullptr;
-  auto* shared = new (std::nothrow) detail::SharedTensor(std::move(tensor));
-  if (shared == nullptr) return PyErr_NoMemory();  // the constructor never ran: not moved
-  PyObject* obj = PyType_GenericAlloc(type, 0);    // zero-filled; holds a reference to the type
-  if (obj == nullptr) {
-    tensor = std::move(shared->tensor);  // give it back untouched
-    delete shared;
-    return nullptr;
-  }
+  PyObject* obj = PyType_GenericAlloc(type, 0);  // zero-filled; holds a reference to the type
+  if (obj == nullptr) return nullptr;
   auto* self = reinterpret_cast<detail::TensorObject*>(obj);
-  self->shared = shared;
+  ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));
+  self->shared = nullptr;
   self->shape = nullptr;
   self->device_tuple = nullptr;
   self->exported = false;

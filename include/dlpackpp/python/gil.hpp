@@ -33,14 +33,16 @@ inline ShutdownGuard& shutdown_guard() noexcept {
 
 // The atexit hook. atexit callbacks run before CPython marks the interpreter finalizing, so
 // after this returns no thread of ours is waiting for the GIL or about to: the ones already
-// past the check finish first (the GIL is released while they do).
+// past the check finish first (the GIL is released while they do). "exiting" stays set for
+// the rest of the process, even if the interpreter is initialized again: re-arming while
+// finalization runs would reopen the race.
 inline PyObject* on_interpreter_exit(PyObject*, PyObject*) {
   ShutdownGuard& guard = shutdown_guard();
   guard.exiting.store(true);
-  guard.armed.store(false);  // a later Py_Initialize registers the hook again
   if (guard.in_flight.load() != 0) {
-    Py_BEGIN_ALLOW_THREADS while (guard.in_flight.load() != 0) std::this_thread::yield();
-    Py_END_ALLOW_THREADS
+    PyThreadState* saved = PyEval_SaveThread();
+    while (guard.in_flight.load() != 0) std::this_thread::yield();
+    PyEval_RestoreThread(saved);
   }
   Py_RETURN_NONE;
 }
@@ -61,11 +63,10 @@ DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
     return;
   }
   Py_DECREF(r);
-  guard.exiting.store(false);
   guard.armed.store(true);
 }
 
-/// Makes sure the atexit hook is registered, once per interpreter lifetime (GIL held).
+/// Makes sure the atexit hook is registered, once per process (GIL held).
 inline void arm_shutdown_guard() noexcept {
   if (!shutdown_guard().armed.load(std::memory_order_relaxed)) arm_shutdown_guard_slowly();
 }

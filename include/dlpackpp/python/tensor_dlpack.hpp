@@ -173,9 +173,11 @@ inline PyObject* export_copy(const ImportedTensor& tensor, bool versioned) {
 inline PyObject* export_shared(TensorObject* self, bool versioned) {
   PyObject* capsule = nullptr;
 #if DLPACKPP_HAS_VERSIONED
-  const ImportedTensor& tensor = self->shared->tensor;
+  const ImportedTensor& tensor = tensor_of(self);
   if (versioned) {
-    ManagedTensor e = export_of<DLManagedTensorVersioned>(self->shared);
+    SharedTensor* shared = shared_of(self);
+    if (shared == nullptr) return nullptr;
+    ManagedTensor e = export_of<DLManagedTensorVersioned>(shared);
     capsule = e ? to_capsule(std::move(e)) : nullptr;  // on failure `e` lets go
   } else if (tensor.read_only()) {
     return raise_python(Error(Errc::read_only,
@@ -192,7 +194,9 @@ inline PyObject* export_shared(TensorObject* self, bool versioned) {
   static_cast<void>(versioned);
 #endif
   if (capsule == nullptr && !PyErr_Occurred()) {
-    LegacyManagedTensor e = export_of<DLManagedTensor>(self->shared);
+    SharedTensor* shared = shared_of(self);
+    if (shared == nullptr) return nullptr;
+    LegacyManagedTensor e = export_of<DLManagedTensor>(shared);
     capsule = e ? to_capsule(std::move(e)) : nullptr;
   }
   if (capsule != nullptr) self->exported = true;
@@ -216,11 +220,12 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
 #endif
   auto* self = reinterpret_cast<TensorObject*>(obj);
   DlpackRequest request;
-  if (!check_dlpack_arguments(self->shared->tensor, arguments, request)) return nullptr;
+  const ImportedTensor& tensor = tensor_of(self);
+  if (!check_dlpack_arguments(tensor, arguments, request)) return nullptr;
 #if DLPACKPP_USE_EXCEPTIONS
   try {
 #endif
-    if (request.copy) return export_copy(self->shared->tensor, request.versioned);
+    if (request.copy) return export_copy(tensor, request.versioned);
     return export_shared(self, request.versioned);
 #if DLPACKPP_USE_EXCEPTIONS
   } catch (...) {

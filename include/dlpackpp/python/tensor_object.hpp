@@ -31,7 +31,28 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-/// The C++ tensor of a dlpackpp.Tensor and the number of holders (the object, each export).
+/// Memory for blocks of type T, with one block kept for reuse: the exports of a tensor are
+/// made and dropped in quick succession, and malloc and free would be a large part of their
+/// cost. Lock-free (one atomic exchange each way), so a block may be given back on any thread.
+template <class T>
+struct BlockCache {
+  static std::atomic<void*>& spare() noexcept {
+    static std::atomic<void*> block{nullptr};  // constant-initialized; kept until exit
+    return block;
+  }
+  /// Uninitialized memory for a T, or NULL when out of memory.
+  static void* take() noexcept {
+    void* p = spare().exchange(nullptr, std::memory_order_acquire);
+    return p != nullptr ? p : ::operator new(sizeof(T), std::nothrow);
+  }
+  /// Memory that held a T (already destroyed), kept for the next take().
+  static void give_back(void* p) noexcept {
+    ::operator delete(spare().exchange(p, std::memory_order_acq_rel));
+  }
+};
+
+/// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
+/// (the object, each export).
 struct SharedTensor {
   std::atomic<std::size_t> holders{1};
   ImportedTensor tensor;
@@ -40,7 +61,10 @@ struct SharedTensor {
 
 /// One holder gone; the last releases the tensor (its deleter runs here, exactly once).
 inline void let_go(SharedTensor* shared) noexcept {
-  if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) delete shared;
+  if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    shared->~SharedTensor();
+    BlockCache<SharedTensor>::give_back(shared);
+  }
 }
 
 /// One export of a SharedTensor as a DLPack struct of kind M: the tensor's DLTensor as it is
@@ -53,7 +77,7 @@ struct SharedExport {
   static void deleter(M* self) noexcept {
     auto* e = static_cast<SharedExport*>(self->manager_ctx);
     SharedTensor* shared = e->shared;
-    delete e;
+    BlockCache<SharedExport>::give_back(e);  // trivially destructible
     let_go(shared);
   }
 };
@@ -61,11 +85,13 @@ struct SharedExport {
 /// A new export of `shared` (empty when out of memory, with MemoryError raised).
 template <class M>
 BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
-  auto* e = new (std::nothrow) SharedExport<M>();
-  if (e == nullptr) {
+  static_assert(std::is_trivially_destructible<SharedExport<M>>::value, "see deleter");
+  void* memory = BlockCache<SharedExport<M>>::take();
+  if (memory == nullptr) {
     PyErr_NoMemory();
     return {};
   }
+  auto* e = ::new (memory) SharedExport<M>();
   e->managed.dl_tensor = shared->tensor.get()->dl_tensor;
   e->managed.manager_ctx = e;
   e->managed.deleter = &SharedExport<M>::deleter;
@@ -81,20 +107,48 @@ BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
   return BasicManagedTensor<M>::adopt_unchecked(&e->managed);  // validated when it was made
 }
 
-/// The instance layout of dlpackpp.Tensor.
+/// The instance layout of dlpackpp.Tensor. The tensor stays in the object until its first
+/// export moves it into a SharedTensor: an object never exported costs no allocation.
 struct TensorObject {
-  PyObject_HEAD SharedTensor* shared;  ///< one holder for the object itself
-  PyObject* shape;                     ///< tuple, made on first use
-  PyObject* device_tuple;              ///< (device_type, device_id), made on first use
-  bool exported;                       ///< exported (or imported through the table) at least once
+  PyObject_HEAD ImportedTensor own;  ///< the tensor until the first export, then empty
+  SharedTensor* shared;              ///< from the first export on; one holder is the object
+  PyObject* shape;                   ///< tuple, made on first use
+  PyObject* device_tuple;            ///< (device_type, device_id), made on first use
+  bool exported;                     ///< exported (or imported through the table) at least once
 };
 
 inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
   return in.tensor_type != nullptr && reinterpret_cast<PyObject*>(Py_TYPE(obj)) == in.tensor_type;
 }
 
+/// The object's tensor, wherever it is now. Moving it into a SharedTensor moves the handle
+/// only: the DLPack struct, and so any view of it, stays where it was.
+inline const ImportedTensor& tensor_of(const TensorObject* self) noexcept {
+  return self->shared != nullptr ? self->shared->tensor : self->own;
+}
 inline const ImportedTensor& tensor_of(PyObject* obj) noexcept {
-  return reinterpret_cast<TensorObject*>(obj)->shared->tensor;
+  return tensor_of(reinterpret_cast<const TensorObject*>(obj));
+}
+
+/// The object's SharedTensor, made on first use; NULL with MemoryError raised.
+inline SharedTensor* shared_of(TensorObject* self) noexcept {
+  if (self->shared == nullptr) {
+    void* memory = BlockCache<SharedTensor>::take();
+    if (memory == nullptr) {
+      PyErr_NoMemory();
+      return nullptr;
+    }
+    self->shared = ::new (memory) SharedTensor(std::move(self->own));
+  }
+  return self->shared;
+}
+
+/// Releases the object's hold on its tensor (tp_dealloc).
+inline void release_tensor(TensorObject* self) noexcept {
+  if (self->shared != nullptr)
+    let_go(self->shared);
+  else
+    self->own.~ImportedTensor();
 }
 
 /// obj's C++ tensor when obj is a dlpackpp.Tensor, else NULL. Valid while obj lives: exports
@@ -105,7 +159,7 @@ inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcep
 
 inline PyObject* shape_tuple(TensorObject* self) {
   if (self->shape == nullptr) {
-    const IntSpan shape = self->shared->tensor.shape();
+    const IntSpan shape = tensor_of(self).shape();
     PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
     for (std::size_t d = 0; tuple != nullptr && d < shape.size(); ++d) {
       PyObject* extent = PyLong_FromLongLong(static_cast<long long>(shape[d]));

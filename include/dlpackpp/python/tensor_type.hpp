@@ -33,7 +33,7 @@ namespace detail {
 inline PyObject* tensor_dlpack_device(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<TensorObject*>(obj);
   if (self->device_tuple == nullptr) {
-    const Device device = self->shared->tensor.device();
+    const Device device = tensor_of(self).device();
     self->device_tuple =
         Py_BuildValue("(ii)", static_cast<int>(device.type()), static_cast<int>(device.id()));
     if (self->device_tuple == nullptr) return nullptr;
@@ -92,7 +92,7 @@ inline void tensor_dealloc(PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
   {
     PreserveError keep;  // the deleter may run Python code while an exception is in flight
-    let_go(self->shared);
+    release_tensor(self);
     Py_CLEAR(self->shape);
     Py_CLEAR(self->device_tuple);
   }
@@ -130,7 +130,9 @@ struct TensorExchangeImpl {
   static Result<ManagedTensor> managed_tensor_from_py_object_no_sync(void* py_object) {
     Result<TensorObject*> self = checked(py_object);
     if (!self) return self.error();
-    ManagedTensor out = export_of<DLManagedTensorVersioned>((*self)->shared);
+    SharedTensor* shared = shared_of(*self);
+    ManagedTensor out;
+    if (shared != nullptr) out = export_of<DLManagedTensorVersioned>(shared);
     // Fails only out of memory; the MemoryError stays pending (set_error keeps it).
     if (!out) return Error(Errc::invalid_argument, "out of memory");
     (*self)->exported = true;
@@ -145,7 +147,7 @@ struct TensorExchangeImpl {
   static Result<void> dltensor_from_py_object_no_sync(void* py_object, DLTensor& out) {
     Result<TensorObject*> self = checked(py_object);
     if (!self) return self.error();
-    out = (*self)->shared->tensor.get()->dl_tensor;
+    out = tensor_of(*self).get()->dl_tensor;
     return {};
   }
   static void* current_work_stream(Device) { return nullptr; }
@@ -227,16 +229,11 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   }
   PyTypeObject* type = tensor_type();
   if (type == nullptr) return nullptr;
-  auto* shared = new (std::nothrow) detail::SharedTensor(std::move(tensor));
-  if (shared == nullptr) return PyErr_NoMemory();  // the constructor never ran: not moved
-  PyObject* obj = PyType_GenericAlloc(type, 0);    // zero-filled; holds a reference to the type
-  if (obj == nullptr) {
-    tensor = std::move(shared->tensor);  // give it back untouched
-    delete shared;
-    return nullptr;
-  }
+  PyObject* obj = PyType_GenericAlloc(type, 0);  // zero-filled; holds a reference to the type
+  if (obj == nullptr) return nullptr;
   auto* self = reinterpret_cast<detail::TensorObject*>(obj);
-  self->shared = shared;
+  ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));
+  self->shared = nullptr;
   self->shape = nullptr;
   self->device_tuple = nullptr;
   self->exported = false;
