@@ -12,12 +12,10 @@
 /// (try_from_dlpack), python/borrow.hpp (try_borrow).
 #pragma once
 
-// Where Python.h is not on the include path this header is empty, so that tools compiling
-// every public header alone keep working; using its names then fails to compile (add
-// Python's include folder, e.g. link CMake's Python3::Module).
-#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
-
 #include "dlpackpp/python/python_h.hpp"  // Python.h, before any standard header
+
+// Empty where Python.h is not on the include path (see python/python_h.hpp).
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // The core the rooms build on (named here so that the vendored copy includes it first).
 #include "dlpackpp/exchange_api.hpp"
@@ -37,4 +35,4 @@
 #include "dlpackpp/python/tensor_type.hpp"
 #include "dlpackpp/python/type_cache.hpp"
 
-#endif  // Python.h available
+#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -13,28 +13,33 @@
 /// (try_from_dlpack), python/borrow.hpp (try_borrow).
 #pragma once
 
-// Where Python.h is not on the include path this header is empty, so that tools compiling
-// every public header alone keep working; using its names then fails to compile (add
-// Python's include folder, e.g. link CMake's Python3::Module).
-#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
-
 // #include "dlpackpp/python/python_h.hpp" (inlined below)
 // ---- begin dlpackpp/python/python_h.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Python.h for the rooms of <dlpackpp/python.hpp>: it must come before any standard header,
-/// so every room includes it first, and a translation unit may simply start with a room.
+/// so every room includes this first. Where Python.h is not on the include path
+/// DLPACKPP_PYTHON_AVAILABLE is 0 and every room is empty, so that tools compiling each header
+/// alone keep working; using the names then fails to compile (add Python's include folder,
+/// e.g. link CMake's Python3::Module).
 
+#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
+#define DLPACKPP_PYTHON_AVAILABLE 1
 #ifndef PY_SSIZE_T_CLEAN
 #define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
-
 #if PY_VERSION_HEX < 0x03080000
 #error "dlpackpp/python.hpp needs Python 3.8 or newer"
 #endif
+#else
+#define DLPACKPP_PYTHON_AVAILABLE 0
+#endif
 
 // ---- end dlpackpp/python/python_h.hpp ----
+
+// Empty where Python.h is not on the include path (see python/python_h.hpp).
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // The core the rooms build on (named here so that the vendored copy includes it first).
 #include "dlpackpp/dlpackpp.hpp"  // the single header: the whole core
@@ -48,6 +53,7 @@
 /// dltensor_from_py_object_no_sync), else through an owning import.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
@@ -61,6 +67,7 @@
 /// kept intact across code that may run Python.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
@@ -286,6 +293,8 @@ DLPACKPP_COLD inline PyObject* raise_python(const Error& error) noexcept {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
 // ---- end dlpackpp/python/errors.hpp ----
 // #include "dlpackpp/python/gil.hpp" (inlined below)
 // ---- begin dlpackpp/python/gil.hpp ----
@@ -297,6 +306,7 @@ DLPACKPP_END_NAMESPACE
 /// code is std::terminate); the reference is leaked instead.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/python/errors.hpp" (already inlined)
@@ -484,6 +494,8 @@ class ScopedRef {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
 // ---- end dlpackpp/python/gil.hpp ----
 // #include "dlpackpp/python/import.hpp" (inlined below)
 // ---- begin dlpackpp/python/import.hpp ----
@@ -496,6 +508,7 @@ DLPACKPP_END_NAMESPACE
 /// is checked. Adoption validates once, with every option the caller gave.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -510,6 +523,7 @@ DLPACKPP_END_NAMESPACE
 /// try_from_capsule (renaming the capsule is taking ownership; no path frees twice).
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
@@ -687,6 +701,8 @@ inline ImportedTensor from_capsule(PyObject* capsule, const ValidateOptions& opt
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
 // ---- end dlpackpp/python/capsule.hpp ----
 // #include "dlpackpp/python/errors.hpp" (already inlined)
 // #include "dlpackpp/python/gil.hpp" (already inlined)
@@ -699,6 +715,7 @@ DLPACKPP_END_NAMESPACE
 /// that ABI), found through a one-entry cache of the last interpreter.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/exchange_api.hpp" (already inlined)
@@ -883,6 +900,8 @@ inline Internals* internals() {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
 // ---- end dlpackpp/python/state.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (inlined below)
 // ---- begin dlpackpp/python/type_cache.hpp ----
@@ -893,6 +912,7 @@ DLPACKPP_END_NAMESPACE
 /// protocol, and its `__dlpack__` where calling that directly is exactly `obj.__dlpack__`.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/exchange_api.hpp" (already inlined)
@@ -1055,6 +1075,8 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
 
 // ---- end dlpackpp/python/type_cache.hpp ----
 // #include "dlpackpp/validate.hpp" (already inlined)
@@ -1316,6 +1338,8 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
 // ---- end dlpackpp/python/import.hpp ----
 // #include "dlpackpp/python/state.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_object.hpp" (inlined below)
@@ -1328,6 +1352,7 @@ DLPACKPP_END_NAMESPACE
 /// is, with no GIL needed: a count, not a Python reference, keeps it alive.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -1543,6 +1568,8 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
 // ---- end dlpackpp/python/tensor_object.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (already inlined)
 // #include "dlpackpp/tensor_view.hpp" (already inlined)
@@ -1635,6 +1662,8 @@ auto borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
 // ---- end dlpackpp/python/borrow.hpp ----
 // #include "dlpackpp/python/capsule.hpp" (already inlined)
 // #include "dlpackpp/python/errors.hpp" (already inlined)
@@ -1650,6 +1679,7 @@ DLPACKPP_END_NAMESPACE
 /// tensor (any number of times) or, with copy=True, a fresh copy.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -1883,6 +1913,8 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
 // ---- end dlpackpp/python/tensor_dlpack.hpp ----
 // #include "dlpackpp/python/tensor_object.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_type.hpp" (inlined below)
@@ -1894,6 +1926,7 @@ DLPACKPP_END_NAMESPACE
 /// buffer; to_pyobject() makes one.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -2131,7 +2164,9 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
 // ---- end dlpackpp/python/tensor_type.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (already inlined)
 
-#endif  // Python.h available
+#endif  // DLPACKPP_PYTHON_AVAILABLE

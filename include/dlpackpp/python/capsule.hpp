@@ -5,6 +5,7 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/error.hpp"
@@ -181,3 +182,5 @@ inline ImportedTensor from_capsule(PyObject* capsule, const ValidateOptions& opt
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/error.hpp"
@@ -230,3 +231,5 @@ DLPACKPP_COLD inline PyObject* raise_python(const Error& error) noexcept {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

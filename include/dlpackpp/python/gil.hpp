@@ -7,6 +7,7 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/python/errors.hpp"
@@ -193,3 +194,5 @@ class ScopedRef {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/exchange_api.hpp"
@@ -189,3 +190,5 @@ inline Internals* internals() {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

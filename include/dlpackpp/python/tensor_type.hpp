@@ -6,6 +6,7 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/device.hpp"
@@ -242,3 +243,5 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/exchange_api.hpp"
@@ -168,3 +169,5 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
