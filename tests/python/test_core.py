@@ -116,6 +116,19 @@ class TensorType(unittest.TestCase):
             del legacy, versioned, again
             self.assertEqual(d.ran(), 1)
 
+    def test_exports_released_on_several_threads_at_once_delete_once(self):
+        for _ in range(20):
+            with Deleters() as d:
+                t = m.counted((8,))
+                for _ in range(16):
+                    m.hold(t)  # exchange-table imports where the header has the table
+                for _ in range(8):
+                    m.hold(m.reexport(t))  # and exports of exports
+                del t
+                self.assertEqual(d.ran(), 0)
+                m.drop_held_on_thread()
+                self.assertEqual(d.ran(), 1)
+
     def test_an_export_outliving_the_object_keeps_the_buffer(self):
         with Deleters() as d:
             t = m.counted((2, 3))

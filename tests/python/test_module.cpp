@@ -391,21 +391,35 @@ PyObject* last_deleter_thread(PyObject*, PyObject*) {
   return PyLong_FromUnsignedLong(g_deleter_thread.load());
 }
 
-// A tensor held by C++ (hold(obj) imports it), dropped on a std::thread (drop_held_on_thread).
-std::optional<py::ImportedTensor>& held() {
-  static std::optional<py::ImportedTensor> tensor;
-  return tensor;
+// Tensors held by C++ (hold(obj) imports one more), dropped together on four std::threads at
+// once (drop_held_on_thread), without the GIL.
+std::vector<py::ImportedTensor>& held() {
+  static std::vector<py::ImportedTensor> tensors;
+  return tensors;
 }
 
 PyObject* hold(PyObject*, PyObject* obj) {
   Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
   if (!t) return fail(t.error());
-  held() = std::move(*t);
+  held().push_back(std::move(*t));
   Py_RETURN_NONE;
 }
 
 PyObject* drop_held_on_thread(PyObject*, PyObject*) {
-  Py_BEGIN_ALLOW_THREADS std::thread([] { held().reset(); }).join();
+  std::vector<py::ImportedTensor> tensors = std::move(held());
+  held().clear();
+  Py_BEGIN_ALLOW_THREADS {
+    std::vector<std::thread> threads;
+    std::atomic<bool> go{false};
+    for (std::size_t k = 0; k < 4; ++k) {
+      threads.emplace_back([&tensors, &go, k] {
+        while (!go.load()) std::this_thread::yield();
+        for (std::size_t i = k; i < tensors.size(); i += 4) tensors[i].reset();
+      });
+    }
+    go = true;
+    for (std::thread& t : threads) t.join();
+  }
   Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
