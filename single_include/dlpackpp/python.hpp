@@ -1842,39 +1842,38 @@ inline PyObject* export_copy(const ImportedTensor& tensor, bool versioned) {
 #endif
 }
 
-// A capsule of one more export sharing the tensor. A consumer of the legacy protocol cannot
-// be told READ_ONLY or padded sub-byte elements: refused, the tensor stays exportable.
+// A capsule of kind M holding one more export that shares the tensor.
+template <class M>
+PyObject* shared_capsule(TensorObject* self) {
+  SharedTensor* shared = shared_of(self);
+  if (shared == nullptr) return nullptr;
+  BasicManagedTensor<M> e = export_of<M>(shared);
+  PyObject* capsule = e ? capsule_of(std::move(e)) : nullptr;  // on failure `e` lets go
+  if (capsule != nullptr) self->exported = true;
+  return capsule;
+}
+
+// A consumer of the legacy protocol cannot be told READ_ONLY or padded sub-byte elements:
+// refused, and the tensor stays exportable.
 inline PyObject* export_shared(TensorObject* self, bool versioned) {
-  PyObject* capsule = nullptr;
 #if DLPACKPP_HAS_VERSIONED
+  if (versioned) return shared_capsule<DLManagedTensorVersioned>(self);
   const ImportedTensor& tensor = tensor_of(self);
-  if (versioned) {
-    SharedTensor* shared = shared_of(self);
-    if (shared == nullptr) return nullptr;
-    ManagedTensor e = export_of<DLManagedTensorVersioned>(shared);
-    capsule = e ? to_capsule(std::move(e)) : nullptr;  // on failure `e` lets go
-  } else if (tensor.read_only()) {
+  if (tensor.read_only()) {
     return raise_python(Error(Errc::read_only,
-                              "dlpackpp.Tensor.__dlpack__: the tensor is READ_ONLY and "
-                              "the legacy protocol (no max_version >= (1, 0)) cannot "
-                              "say so; ask with max_version=(1, 0)"));
-  } else if (tensor.is_subbyte_padded()) {
+                              "dlpackpp.Tensor.__dlpack__: the tensor is READ_ONLY and the legacy "
+                              "protocol (no max_version >= (1, 0)) cannot say so; ask with "
+                              "max_version=(1, 0)"));
+  }
+  if (tensor.is_subbyte_padded()) {
     return raise_python(Error(Errc::invalid_flags,
-                              "dlpackpp.Tensor.__dlpack__: the tensor has "
-                              "IS_SUBBYTE_TYPE_PADDED, which the legacy protocol "
-                              "cannot say; ask with max_version=(1, 0)"));
+                              "dlpackpp.Tensor.__dlpack__: the tensor has IS_SUBBYTE_TYPE_PADDED, "
+                              "which the legacy protocol cannot say; ask with max_version=(1, 0)"));
   }
 #else
   static_cast<void>(versioned);
 #endif
-  if (capsule == nullptr && !PyErr_Occurred()) {
-    SharedTensor* shared = shared_of(self);
-    if (shared == nullptr) return nullptr;
-    LegacyManagedTensor e = export_of<DLManagedTensor>(shared);
-    capsule = e ? to_capsule(std::move(e)) : nullptr;
-  }
-  if (capsule != nullptr) self->exported = true;
-  return capsule;
+  return shared_capsule<DLManagedTensor>(self);
 }
 
 #if DLPACKPP_PY_FASTCALL_DLPACK
