@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The Python tests against modern peers from PyPI: creates a venv under build/, installs the
-# pinned tests/python/requirements.txt (NumPy 2.x, ml_dtypes, JAX on CPU), configures a
-# build whose Python tests use that venv's interpreter, builds the test modules and runs
-# ctest on the "python" label (under ASan + UBSan, as the main suite). Needs a Python >= 3.11
-# with venv and headers (Debian: python3-venv python3-dev) and PyPI access.
+# pinned tests/python/requirements.txt (NumPy 2.x, ml_dtypes, JAX on CPU, PyTorch 2.x: the
+# PyPI wheel runs on a CPU-only machine, about 5.5 GB with its CUDA libraries, some 4 minutes
+# to install), configures a build whose Python tests use that venv's interpreter, builds the
+# test modules and runs ctest on the "python" label (under ASan + UBSan, as the main suite).
+# test_torch.py proves there that PyTorch's exchange table is the path imports take. Needs a
+# Python >= 3.11 with venv and headers (Debian: python3-venv python3-dev) and PyPI access.
 # Environment: PYTHON (the interpreter to make the venv from; default /usr/bin/python3 where
 # it exists, else python3), CXX (the compiler), DLPACKPP_VENV_SANITIZE (default ON).
 set -euo pipefail
@@ -24,7 +26,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --disable-pip-version-check --quiet -r tests/python/requirements.txt
 "$venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null |
-  grep -iE '^(numpy|ml.dtypes|jax|jaxlib) ' || true
+  grep -iE '^(numpy|ml.dtypes|jax|jaxlib|torch) ' || true
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DDLPACKPP_BUILD_EXAMPLES=OFF \
   -DDLPACKPP_SANITIZE="${DLPACKPP_VENV_SANITIZE:-ON}" \

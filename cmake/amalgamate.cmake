@@ -96,8 +96,10 @@ set(_result "${_banner}${_dlpackpp_inlined}#endif  // DLPACKPP_SINGLE_HEADER_HPP
 string(REGEX REPLACE "\n\n\n+" "\n\n" _result "${_result}")
 file(WRITE "${OUTPUT}" "${_result}")
 
-# The opt-in headers: the core they include becomes the single header; a detail header only they
-# use is inlined; another opt-in header stays an include of its vendored sibling.
+# The opt-in headers: the core they include becomes the single header (an opt-in header names
+# the core headers it needs itself, before any of its own parts, so that include comes first);
+# a detail header only they use is inlined, once; another opt-in header stays an include of
+# its vendored sibling.
 get_filename_component(_output_dir "${OUTPUT}" DIRECTORY)
 file(GLOB _top_level RELATIVE "${_include_dir}" "${_include_dir}/dlpackpp/*.hpp")
 list(SORT _top_level)
@@ -131,7 +133,7 @@ foreach(_optin IN LISTS _top_level)
         _dlpackpp_unescape("${_line}" _line)
         string(APPEND _out "${_line}\n")
         continue()
-      elseif(NOT _was_seen EQUAL -1)
+      elseif(NOT _was_seen EQUAL -1)  # inlined already, inside an earlier one of its includes
         string(APPEND _out "// #include \"${_dep}\" (already inlined)\n")
         continue()
       endif()

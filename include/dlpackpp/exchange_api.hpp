@@ -455,6 +455,10 @@ struct ExchangeTrampolines {
       if (prototype == nullptr) {
         return exchange_null_argument("managed_tensor_allocator", "prototype");
       }
+      // The consumer's own check, so Impl is never handed a prototype it would read through
+      // NULL or misread (NULL shape with ndim > 0, ndim < 0, negative extents, bad dtype).
+      Result<void> described = check_prototype(*prototype);
+      if (!described) return described.error();
       auto made = as_result(Impl::managed_tensor_allocator(*prototype));
       if (!made) return made.error();
       if (!*made) return impl_no_result("managed_tensor_allocator", "tensor");

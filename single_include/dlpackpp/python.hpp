@@ -5,69 +5,85 @@
 /// borrowing, and the `dlpackpp.Tensor` export type. Opt-in (not in the umbrella header); needs
 /// only `Python.h` (3.8 to 3.13, the limited API included; see docs/python.md for what the
 /// limited API costs). Every function expects the GIL to be held unless it says otherwise.
+/// The rooms, each one concern, in the order they build on each other:
+/// python/errors.hpp (the one Errc-to-exception mapping), python/gil.hpp (references dropped
+/// on any thread, shutdown), python/capsule.hpp, python/state.hpp (per interpreter),
+/// python/type_cache.hpp (per producer type; exchange_api_of), python/tensor_object.hpp,
+/// python/tensor_dlpack.hpp and python/tensor_type.hpp (dlpackpp.Tensor), python/import.hpp
+/// (try_from_dlpack), python/borrow.hpp (try_borrow).
 #pragma once
 
-// Where Python.h is not on the include path this header is empty, so that tools compiling
-// every public header alone keep working; using its names then fails to compile (add
-// Python's include folder, e.g. link CMake's Python3::Module).
-#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
+// #include "dlpackpp/python/python_h.hpp" (inlined below)
+// ---- begin dlpackpp/python/python_h.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Python.h for the rooms of <dlpackpp/python.hpp>: it must come before any standard header,
+/// so every room includes this first. Where Python.h is not on the include path
+/// DLPACKPP_PYTHON_AVAILABLE is 0 and every room is empty, so that tools compiling each header
+/// alone keep working; using the names then fails to compile (add Python's include folder,
+/// e.g. link CMake's Python3::Module).
 
-// Python.h must come before any standard header; this header includes it itself so that a
-// translation unit can simply start with <dlpackpp/python.hpp>.
+#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
+#define DLPACKPP_PYTHON_AVAILABLE 1
 #ifndef PY_SSIZE_T_CLEAN
 #define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
+#if PY_VERSION_HEX < 0x03080000
+#error "dlpackpp/python.hpp needs Python 3.8 or newer"
+#endif
+#else
+#define DLPACKPP_PYTHON_AVAILABLE 0
+#endif
 
+// ---- end dlpackpp/python/python_h.hpp ----
+
+// Empty where Python.h is not on the include path (see python/python_h.hpp).
+#if DLPACKPP_PYTHON_AVAILABLE
+
+// The core the rooms build on (named here so that the vendored copy includes it first).
 #include "dlpackpp/dlpackpp.hpp"  // the single header: the whole core
 
+// #include "dlpackpp/python/borrow.hpp" (inlined below)
+// ---- begin dlpackpp/python/borrow.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// try_borrow: a view of any DLPack object for the length of one call, without ownership
+/// where the producer allows (a dlpackpp.Tensor in place, the exchange table's
+/// dltensor_from_py_object_no_sync), else through an owning import.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
+// #include "dlpackpp/python/errors.hpp" (inlined below)
+// ---- begin dlpackpp/python/errors.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Errors at the Python boundary: the one Errc-to-exception mapping (exchange_api.hpp's
+/// table), Python exceptions turned into Errors and back unchanged, and pending exceptions
+/// kept intact across code that may run Python.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
+
 #include <cstddef>
-#include <cstdint>
-#include <cstring>
 #include <new>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
-#include <utility>
-
-#if PY_VERSION_HEX < 0x03080000
-#error "dlpackpp/python.hpp needs Python 3.8 or newer"
-#endif
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
-
-/// The owning handle imports produce: versioned where the dlpack.h in force has it, legacy
-/// otherwise (the legacy-only subset; see docs/python.md).
-using ImportedTensor = DefaultManagedTensor;
-
 namespace detail {
 
 using ::dlpackpp::detail::make_error;
-
-// ---- interpreter state -------------------------------------------------------------------
-
-#ifdef Py_LIMITED_API
-// The limited API cannot ask whether the interpreter is finalizing; an atexit hook (which
-// runs before finalization starts) sets this instead.
-inline bool& atexit_seen() noexcept {
-  static bool seen = false;
-  return seen;
-}
-#endif
-
-/// True once the interpreter is finalizing (or gone): deleters must not touch Python then.
-inline bool interpreter_finalizing() noexcept {
-  if (!Py_IsInitialized()) return true;
-#if defined(Py_LIMITED_API)
-  return atexit_seen();
-#elif PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing() != 0;
-#else
-  return _Py_IsFinalizing() != 0;
-#endif
-}
 
 /// The pending Python exception, moved out of the interpreter and back. Trivially
 /// destructible on purpose (see PyErrorStash).
@@ -82,9 +98,6 @@ struct RaisedError {
   void clear() noexcept { Py_CLEAR(exc); }
   bool empty() const noexcept { return exc == nullptr; }
   PyObject* value() const noexcept { return exc; }
-  bool matches(PyObject* type) const noexcept {
-    return PyErr_GivenExceptionMatches(exc, type) != 0;
-  }
 #else
   PyObject* type = nullptr;
   PyObject* val = nullptr;
@@ -104,7 +117,6 @@ struct RaisedError {
   }
   bool empty() const noexcept { return type == nullptr; }
   PyObject* value() const noexcept { return val; }
-  bool matches(PyObject* t) const noexcept { return PyErr_GivenExceptionMatches(type, t) != 0; }
 #endif
 };
 
@@ -154,6 +166,11 @@ inline std::string type_name(PyObject* type) {
   return out;
 }
 
+// The name of obj's type, for messages only.
+inline std::string type_name_of(PyObject* obj) {
+  return type_name(reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+}
+
 // str(obj) for messages only (cold); a pending exception stays pending.
 inline std::string object_str(PyObject* obj) {
   PreserveError keep;
@@ -180,7 +197,7 @@ DLPACKPP_COLD inline Error take_python_error(std::string_view context) {
   }
   PyObject* value = raised.value();
   message += " raised ";
-  message += type_name(reinterpret_cast<PyObject*>(Py_TYPE(value)));
+  message += type_name_of(value);
   const std::string text = object_str(value);
   if (!text.empty()) {
     message += ": ";
@@ -194,8 +211,8 @@ DLPACKPP_COLD inline Error take_python_error(std::string_view context) {
   return error;
 }
 
-/// The Python exception type for an error code (see set_python_error): exchange_api.hpp's
-/// table, which the producer kit's SetError kinds follow too.
+/// The Python exception type for an error code: exchange_api.hpp's table, which the
+/// producer kit's SetError kinds follow too. The one mapping every Python-facing error uses.
 inline PyObject* exception_type_for(Errc code) noexcept {
   switch (::dlpackpp::detail::python_error_class(code)) {
     case ::dlpackpp::detail::PythonErrorClass::buffer_error:
@@ -208,8 +225,28 @@ inline PyObject* exception_type_for(Errc code) noexcept {
   return PyExc_ValueError;
 }
 
-/// Sets the Python exception for whatever a C++ call threw: the caller then returns NULL.
-inline void set_error_from_current_exception() noexcept;
+/// The Python exception type for a SetError kind the producer kit reports (the names
+/// python_error_name() gives, plus MemoryError and RuntimeError for what C++ threw).
+inline PyObject* exception_type_named(std::string_view kind) noexcept {
+  using ::dlpackpp::detail::python_error_name;
+  using ::dlpackpp::detail::PythonErrorClass;
+  if (kind == python_error_name(PythonErrorClass::buffer_error)) return PyExc_BufferError;
+  if (kind == python_error_name(PythonErrorClass::type_error)) return PyExc_TypeError;
+  if (kind == python_error_name(PythonErrorClass::value_error)) return PyExc_ValueError;
+  if (kind == "MemoryError") return PyExc_MemoryError;
+  return PyExc_RuntimeError;
+}
+
+/// Raises `message` as the exception named `kind`, unless a (more precise) Python exception
+/// is already pending.
+inline void raise_kind(std::string_view kind, std::string_view message) noexcept {
+  if (PyErr_Occurred() != nullptr) return;
+  PyObject* text =
+      PyUnicode_FromStringAndSize(message.data(), static_cast<Py_ssize_t>(message.size()));
+  if (text == nullptr) return;  // its MemoryError is pending
+  PyErr_SetObject(exception_type_named(kind), text);
+  Py_DECREF(text);
+}
 
 }  // namespace detail
 
@@ -228,6 +265,8 @@ inline void set_python_error(const Error& error) noexcept {
 }
 
 namespace detail {
+
+/// Sets the Python exception for whatever a C++ call threw: the caller then returns NULL.
 inline void set_error_from_current_exception() noexcept {
 #if DLPACKPP_USE_EXCEPTIONS
   try {
@@ -244,23 +283,153 @@ inline void set_error_from_current_exception() noexcept {
 #endif
 }
 
-/// Runs `f` with the GIL from any thread; does nothing once the interpreter is finalizing
-/// (taking the GIL then would hang or end the thread). Keeps a pending exception intact.
-template <class F>
-void with_gil_unless_finalizing(F&& f) noexcept {
-  if (interpreter_finalizing()) return;
-  const PyGILState_STATE state = PyGILState_Ensure();
-  {
-    PreserveError keep;
-    f();
-  }
-  PyGILState_Release(state);
+/// Raises `error` and returns NULL: the tail of a Python-facing function that failed.
+DLPACKPP_COLD inline PyObject* raise_python(const Error& error) noexcept {
+  set_python_error(error);
+  return nullptr;
 }
+
+}  // namespace detail
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/errors.hpp ----
+// #include "dlpackpp/python/gil.hpp" (inlined below)
+// ---- begin dlpackpp/python/gil.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Python references that may be dropped on any thread, and the guard that keeps such a drop
+/// from racing interpreter shutdown: once shutdown can start, a thread that does not hold the
+/// GIL never asks for it (CPython ends such a thread with pthread_exit, which inside noexcept
+/// code is std::terminate); the reference is leaked instead.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+// #include "dlpackpp/python/errors.hpp" (already inlined)
+
+#include <atomic>
+#include <thread>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+
+/// Per copy of this header in a process (each extension module has its own): whether its
+/// atexit hook is registered, whether that hook has run, and how many threads without the
+/// GIL are between deciding to take it and giving it back.
+struct ShutdownGuard {
+  std::atomic<bool> armed{false};
+  std::atomic<bool> exiting{false};
+  std::atomic<int> in_flight{0};
+};
+inline ShutdownGuard& shutdown_guard() noexcept {
+  static ShutdownGuard guard;  // trivially destructible: usable until the process ends
+  return guard;
+}
+
+// The atexit hook. atexit callbacks run before CPython marks the interpreter finalizing, so
+// after this returns no thread of ours is waiting for the GIL or about to: the ones already
+// past the check finish first (the GIL is released while they do). "exiting" stays set for
+// the rest of the process, even if the interpreter is initialized again: re-arming while
+// finalization runs would reopen the race.
+inline PyObject* on_interpreter_exit(PyObject*, PyObject*) {
+  ShutdownGuard& guard = shutdown_guard();
+  guard.exiting.store(true);
+  if (guard.in_flight.load() != 0) {
+    PyThreadState* saved = PyEval_SaveThread();
+    while (guard.in_flight.load() != 0) std::this_thread::yield();
+    PyEval_RestoreThread(saved);
+  }
+  Py_RETURN_NONE;
+}
+
+/// Registers the atexit hook of this copy (GIL held); a pending exception stays pending. On
+/// failure the guard stays unarmed, and threads without the GIL leak instead of taking it.
+DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
+  ShutdownGuard& guard = shutdown_guard();
+  PreserveError keep;
+  static PyMethodDef def = {"_dlpackpp_on_exit", &on_interpreter_exit, METH_NOARGS, nullptr};
+  PyObject* fn = PyCFunction_New(&def, nullptr);
+  PyObject* atexit = fn != nullptr ? PyImport_ImportModule("atexit") : nullptr;
+  PyObject* r = atexit != nullptr ? PyObject_CallMethod(atexit, "register", "O", fn) : nullptr;
+  Py_XDECREF(atexit);
+  Py_XDECREF(fn);
+  if (r == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  Py_DECREF(r);
+  guard.armed.store(true);
+}
+
+/// Makes sure the atexit hook is registered, once per process (GIL held).
+inline void arm_shutdown_guard() noexcept {
+  if (!shutdown_guard().armed.load(std::memory_order_relaxed)) arm_shutdown_guard_slowly();
+}
+
+/// True once Python objects must no longer be touched from a thread without the GIL: the
+/// atexit hook has run, or the interpreter is finalizing or gone.
+inline bool python_exiting() noexcept {
+  if (shutdown_guard().exiting.load() || !Py_IsInitialized()) return true;
+#if defined(Py_LIMITED_API)
+  return false;  // Py_IsInitialized turns false as soon as finalization starts
+#elif PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
+/// Whether the calling thread holds the GIL. The limited API cannot ask; false there (the
+/// callers then take the GIL, which a thread that holds it may do again).
+inline bool this_thread_holds_gil() noexcept {
+#if defined(Py_LIMITED_API)
+  return false;
+#else
+  PyThreadState* mine = PyGILState_GetThisThreadState();
+#if PY_VERSION_HEX >= 0x030D0000
+  return mine != nullptr && mine == PyThreadState_GetUnchecked();
+#else
+  return mine != nullptr && mine == _PyThreadState_UncheckedGet();
+#endif
+#endif
+}
+
+/// Drops one reference to `obj` from any thread, keeping a pending exception intact. A
+/// thread without the GIL takes it only while shutdown cannot start under it (see
+/// ShutdownGuard); otherwise the reference is leaked, never the process aborted.
+inline void release_reference(PyObject* obj) noexcept {
+  if (obj == nullptr || !Py_IsInitialized()) return;  // gone: nothing may be touched
+  if (this_thread_holds_gil()) {
+    PreserveError keep;
+    Py_DECREF(obj);
+    return;
+  }
+  ShutdownGuard& guard = shutdown_guard();
+  // Announce first, then look: with the hook storing `exiting` before reading `in_flight`
+  // (both sequentially consistent), one of the two always sees the other.
+  guard.in_flight.fetch_add(1);
+  if (guard.armed.load() && !python_exiting()) {
+    const PyGILState_STATE state = PyGILState_Ensure();
+    {
+      PreserveError keep;
+      Py_DECREF(obj);
+    }
+    PyGILState_Release(state);
+  }
+  guard.in_flight.fetch_sub(1);
+}
+
 }  // namespace detail
 
 /// A strong reference to a Python object that may be dropped on any thread: the deleter of a
-/// tensor that keeps a Python object alive (pass it as `wrap`'s owner). Releasing takes the
-/// GIL, and does nothing (leaks the reference) once the interpreter is finalizing.
+/// tensor that keeps a Python object alive (pass it as `wrap`'s owner). Dropped where the GIL
+/// is held, it is released at once; elsewhere the GIL is taken, unless interpreter shutdown
+/// may have started (then the reference is leaked: aborting is never an option).
 class ObjectRef {
  public:
   /// No object.
@@ -270,7 +439,7 @@ class ObjectRef {
     Py_XINCREF(obj);
     return ObjectRef(obj);
   }
-  /// Takes over the reference the caller owns to `obj`.
+  /// Takes over the reference the caller owns to `obj` (GIL held).
   static ObjectRef steal(PyObject* obj) noexcept { return ObjectRef(obj); }
   /// Takes `other`'s reference.
   ObjectRef(ObjectRef&& other) noexcept : obj_(other.obj_) { other.obj_ = nullptr; }
@@ -287,21 +456,92 @@ class ObjectRef {
   ObjectRef& operator=(const ObjectRef&) = delete;
   /// Drops the reference (see reset()).
   ~ObjectRef() { reset(); }
-  /// Drops the reference from any thread, taking the GIL; a no-op once finalizing.
+  /// Drops the reference from any thread (see the class comment).
   void reset() noexcept {
     PyObject* obj = obj_;
     obj_ = nullptr;
-    if (obj != nullptr) detail::with_gil_unless_finalizing([obj] { Py_DECREF(obj); });
+    detail::release_reference(obj);
   }
   /// The object (borrowed), or NULL.
   PyObject* get() const noexcept { return obj_; }
 
  private:
-  explicit ObjectRef(PyObject* obj) noexcept : obj_(obj) {}
+  // The shutdown hook must be in place before a reference can reach another thread.
+  explicit ObjectRef(PyObject* obj) noexcept : obj_(obj) {
+    if (obj_ != nullptr) detail::arm_shutdown_guard();
+  }
   PyObject* obj_ = nullptr;
 };
 
-// ---- capsules ------------------------------------------------------------------------------
+namespace detail {
+/// A reference owned for one scope, with the GIL held throughout (ObjectRef is for any
+/// thread).
+class ScopedRef {
+ public:
+  /// A new reference to `obj` (NULL allowed).
+  explicit ScopedRef(PyObject* obj) noexcept : obj_(obj) { Py_XINCREF(obj_); }
+  ScopedRef(const ScopedRef&) = delete;
+  ScopedRef& operator=(const ScopedRef&) = delete;
+  ~ScopedRef() { Py_XDECREF(obj_); }
+  /// The object (borrowed).
+  PyObject* get() const noexcept { return obj_; }
+
+ private:
+  PyObject* obj_;
+};
+}  // namespace detail
+
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/gil.hpp ----
+// #include "dlpackpp/python/import.hpp" (inlined below)
+// ---- begin dlpackpp/python/import.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Owning import of any object that speaks DLPack: try_from_dlpack. The route, in the order
+/// this file reads: the type's entry picks the path; the exchange table imports where it can
+/// serve the request; otherwise `obj.__dlpack__(...)` is called (falling back once per type to
+/// the legacy protocol), its capsule is taken, and what the legacy protocol could not promise
+/// is checked. Adoption validates once, with every option the caller gave.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
+// #include "dlpackpp/python/capsule.hpp" (inlined below)
+// ---- begin dlpackpp/python/capsule.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// DLPack capsules: to_capsule (an unconsumed capsule releases its tensor when it dies) and
+/// try_from_capsule (renaming the capsule is taking ownership; no path frees twice).
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
+// #include "dlpackpp/python/errors.hpp" (already inlined)
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+
+/// The owning handle imports produce: versioned where the dlpack.h in force has it, legacy
+/// otherwise (the legacy-only subset; see docs/python.md).
+using ImportedTensor = DefaultManagedTensor;
 
 namespace detail {
 template <class M>
@@ -337,21 +577,24 @@ inline bool name_is(const char* name, const char* expected) noexcept {
   return name != nullptr && std::strcmp(name, expected) == 0;
 }
 
+// A new capsule of kind M owning `tensor` (emptied on success, untouched on failure).
+template <class M>
+PyObject* capsule_of(BasicManagedTensor<M>&& tensor) noexcept {
+  if (!tensor) {
+    PyErr_SetString(PyExc_ValueError, "dlpackpp: to_capsule of an empty handle");
+    return nullptr;
+  }
+  PyObject* capsule = PyCapsule_New(tensor.get(), capsule_names<M>::fresh, &capsule_destructor<M>);
+  if (capsule != nullptr) static_cast<void>(tensor.release());
+  return capsule;
+}
 }  // namespace detail
 
 /// A new reference to a `"dltensor"` capsule owning `tensor` (the handle is emptied); when no
 /// consumer takes it, the capsule's death calls the deleter exactly once. On failure returns
 /// NULL with a Python exception set and leaves `tensor` untouched.
 inline PyObject* to_capsule(LegacyManagedTensor&& tensor) noexcept {
-  using Names = detail::capsule_names<DLManagedTensor>;
-  if (!tensor) {
-    PyErr_SetString(PyExc_ValueError, "dlpackpp: to_capsule of an empty handle");
-    return nullptr;
-  }
-  PyObject* capsule =
-      PyCapsule_New(tensor.get(), Names::fresh, &detail::capsule_destructor<DLManagedTensor>);
-  if (capsule != nullptr) static_cast<void>(tensor.release());
-  return capsule;
+  return detail::capsule_of(std::move(tensor));
 }
 
 #if DLPACKPP_HAS_VERSIONED
@@ -359,22 +602,15 @@ inline PyObject* to_capsule(LegacyManagedTensor&& tensor) noexcept {
 /// emptied); when no consumer takes it, the capsule's death calls the deleter exactly once. On
 /// failure returns NULL with a Python exception set and leaves `tensor` untouched.
 inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
-  using Names = detail::capsule_names<DLManagedTensorVersioned>;
-  if (!tensor) {
-    PyErr_SetString(PyExc_ValueError, "dlpackpp: to_capsule of an empty handle");
-    return nullptr;
-  }
-  PyObject* capsule = PyCapsule_New(tensor.get(), Names::fresh,
-                                    &detail::capsule_destructor<DLManagedTensorVersioned>);
-  if (capsule != nullptr) static_cast<void>(tensor.release());
-  return capsule;
+  return detail::capsule_of(std::move(tensor));
 }
 #endif
 
 namespace detail {
 // Takes the tensor out of a fresh capsule of kind M: renames it first (that is taking
-// ownership, so the capsule's destructor no longer frees), then adopts, which releases a
-// malformed tensor itself. No path frees twice.
+// ownership, so the capsule's destructor no longer frees), then adopts, which validates
+// with `options` (require_strides and alignment included) and releases a malformed tensor
+// itself. No path frees twice.
 template <class M>
 Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const ValidateOptions& options) {
   using Names = capsule_names<M>;
@@ -390,15 +626,16 @@ Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const Validat
 #if DLPACKPP_HAS_VERSIONED
 // to_versioned() for a legacy tensor that adoption has just validated: with flags 0 its
 // re-validation would repeat the same checks on every legacy import, so the same wrapper is
-// made without them (the legacy deleter stays responsible, called exactly once).
-inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy) {
+// made without them (the legacy deleter stays responsible, called exactly once). `flags`:
+// what the importer decided the legacy struct could not say (READ_ONLY, see ImportOptions).
+inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy, std::uint64_t flags) {
   using Wrapper = ::dlpackpp::detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
   DLManagedTensorVersioned* out =
       Wrapper::wrap(legacy.get());  // on bad_alloc, legacy still owns it
   static_cast<void>(legacy.release());
   out->version.major = DLPACKPP_DLPACK_MAJOR;
   out->version.minor = DLPACKPP_DLPACK_MINOR;
-  out->flags = 0;
+  out->flags = flags;
   return ManagedTensor::adopt_unchecked(out);
 }
 #endif
@@ -406,7 +643,7 @@ inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy) {
 DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
   if (!PyCapsule_CheckExact(capsule)) {
     return make_error(Errc::invalid_argument, "expected a DLPack capsule, got a ",
-                      type_name(reinterpret_cast<PyObject*>(Py_TYPE(capsule))));
+                      type_name_of(capsule));
   }
   const char* name = PyCapsule_GetName(capsule);
   PyErr_Clear();
@@ -417,6 +654,34 @@ DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
   return make_error(Errc::invalid_argument, "capsule name is \"", name != nullptr ? name : "(NULL)",
                     "\", expected \"dltensor_versioned\" or \"dltensor\"");
 }
+
+/// try_from_capsule, with `legacy_flags` set on a tensor that came as `"dltensor"` (the
+/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request).
+inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
+                                             std::uint64_t legacy_flags) {
+  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+  if (PyCapsule_CheckExact(capsule)) {
+    // One look at the name picks the kind (GetPointer checks it again), the versioned kind
+    // first: a modern producer's capsule costs one compare.
+    const char* name = PyCapsule_GetName(capsule);
+#if DLPACKPP_HAS_VERSIONED
+    if (name_is(name, "dltensor_versioned")) {
+      return take_from_capsule<DLManagedTensorVersioned>(capsule, options);
+    }
+#endif
+    if (name_is(name, "dltensor")) {
+      Result<LegacyManagedTensor> legacy = take_from_capsule<DLManagedTensor>(capsule, options);
+#if DLPACKPP_HAS_VERSIONED
+      if (!legacy) return legacy.error();
+      return versioned_from_adopted(std::move(*legacy), legacy_flags);
+#else
+      static_cast<void>(legacy_flags);  // no flags without a versioned struct
+      return legacy;
+#endif
+    }
+  }
+  return capsule_name_error(capsule);
+}
 }  // namespace detail
 
 /// Takes ownership of the tensor in a `"dltensor_versioned"` or `"dltensor"` capsule (a legacy
@@ -425,28 +690,7 @@ DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
 /// released exactly once (the capsule stays renamed: ownership was taken).
 inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
                                                const ValidateOptions& options = {}) {
-  if (capsule == nullptr) return detail::make_error(Errc::null_pointer, "capsule is NULL");
-  if (PyCapsule_CheckExact(capsule)) {
-    // One look at the name picks the kind (GetPointer checks it again), the versioned kind
-    // first: a modern producer's capsule costs one compare.
-    const char* name = PyCapsule_GetName(capsule);
-#if DLPACKPP_HAS_VERSIONED
-    if (detail::name_is(name, "dltensor_versioned")) {
-      return detail::take_from_capsule<DLManagedTensorVersioned>(capsule, options);
-    }
-#endif
-    if (detail::name_is(name, "dltensor")) {
-      Result<LegacyManagedTensor> legacy =
-          detail::take_from_capsule<DLManagedTensor>(capsule, options);
-#if DLPACKPP_HAS_VERSIONED
-      if (!legacy) return legacy.error();
-      return detail::versioned_from_adopted(std::move(*legacy));
-#else
-      return legacy;
-#endif
-    }
-  }
-  return detail::capsule_name_error(capsule);
+  return detail::import_capsule(capsule, options, 0);
 }
 
 /// As try_from_capsule, throwing the Error.
@@ -454,8 +698,32 @@ inline ImportedTensor from_capsule(PyObject* capsule, const ValidateOptions& opt
   return try_from_capsule(capsule, options).value();
 }
 
-// ---- per-interpreter state -----------------------------------------------------------------
+}  // namespace python
+DLPACKPP_END_NAMESPACE
 
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/capsule.hpp ----
+// #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/gil.hpp" (already inlined)
+// #include "dlpackpp/python/state.hpp" (inlined below)
+// ---- begin dlpackpp/python/state.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Per-interpreter state: one Internals block per interpreter, shared by every extension
+/// built with the same dlpackpp ABI (it lives in the interpreter's dict under a key carrying
+/// that ABI), found through a one-entry cache of the last interpreter.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
+
+#include <new>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
 namespace detail {
 
 #if DLPACKPP_HAS_EXCHANGE_API
@@ -465,7 +733,7 @@ struct ExchangeApi;  // never defined: no exchange API with this dlpack.h
 #endif
 
 /// What import remembers about one producer type (holding a strong reference to it, so the
-/// address cannot be reused by another type while the entry lives).
+/// address cannot be reused by another type while the entry lives). Filled by type_cache.hpp.
 struct TypeEntry {
   PyObject* type = nullptr;
   const ExchangeApi* api = nullptr;  ///< usable exchange table, or NULL
@@ -474,30 +742,15 @@ struct TypeEntry {
   unsigned int version_tag = 0;      ///< the type's tp_version_tag when `dlpack` was read
 };
 
-// The full API (3.9+, vectorcall) lets import keep a type's `__dlpack__` function instead of
-// looking the name up on every call. It is kept only where calling it with the object first
-// is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute lookup, its
-// instances have no __dict__ (nothing can shadow the method), and the attribute is a plain
-// function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). Types can be changed at run
-// time, so every use compares the type's tp_version_tag, which CPython changes whenever the
-// type or a base is modified: a modified type goes back to the name lookup for good.
-#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_PY_CACHE_DLPACK 1
-#else
-#define DLPACKPP_PY_CACHE_DLPACK 0
-#endif
-
-// Keyword slots of __dlpack__, as bits of a mask.
+/// Keyword slots of __dlpack__, as bits of a mask (the order of Internals::keyword_names).
 enum Keyword : unsigned { kw_max_version = 1, kw_stream = 2, kw_dl_device = 4, kw_copy = 8 };
 
-/// One per interpreter, shared by every extension built with the same dlpackpp ABI (it lives
-/// in the interpreter's dict under a name carrying that ABI).
+/// One per interpreter (see the file comment).
 struct Internals {
   static constexpr int type_slots = 16;
   PyObject* tensor_type = nullptr;
   PyObject* str_dlpack = nullptr;
   PyObject* str_exchange = nullptr;
-  PyObject* str_exchange_int = nullptr;
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
   PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask, made on first use
@@ -528,7 +781,6 @@ inline void destroy_internals(PyObject* capsule) {
   Py_XDECREF(in->tensor_type);
   Py_XDECREF(in->str_dlpack);
   Py_XDECREF(in->str_exchange);
-  Py_XDECREF(in->str_exchange_int);
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
@@ -542,7 +794,7 @@ inline void destroy_internals(PyObject* capsule) {
 #define DLPACKPP_PY_STR2(x) #x
 #define DLPACKPP_PY_STR(x) DLPACKPP_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_1__";
+    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_2__";
 #undef DLPACKPP_PY_STR
 #undef DLPACKPP_PY_STR2
 
@@ -558,25 +810,6 @@ inline const void* current_interpreter() noexcept {
 #endif
 }
 
-#ifdef Py_LIMITED_API
-inline PyObject* mark_atexit(PyObject*, PyObject*) {
-  atexit_seen() = true;
-  Py_RETURN_NONE;
-}
-inline bool register_atexit() {
-  static PyMethodDef def = {"_dlpackpp_atexit", &mark_atexit, METH_NOARGS, nullptr};
-  atexit_seen() = false;
-  PyObject* fn = PyCFunction_New(&def, nullptr);
-  if (fn == nullptr) return false;
-  PyObject* atexit = PyImport_ImportModule("atexit");
-  PyObject* r = atexit != nullptr ? PyObject_CallMethod(atexit, "register", "O", fn) : nullptr;
-  Py_XDECREF(atexit);
-  Py_DECREF(fn);
-  Py_XDECREF(r);
-  return r != nullptr;
-}
-#endif
-
 DLPACKPP_COLD inline Internals* make_internals() {
   auto* in = new (std::nothrow) Internals();
   if (in == nullptr) {
@@ -584,20 +817,15 @@ DLPACKPP_COLD inline Internals* make_internals() {
     return nullptr;
   }
   static const char* const names[4] = {"max_version", "stream", "dl_device", "copy"};
-  bool ok =
-      (in->str_dlpack = PyUnicode_InternFromString("__dlpack__")) != nullptr &&
-      (in->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__")) != nullptr &&
-      (in->str_exchange_int = PyUnicode_InternFromString("__c_dlpack_exchange_api__")) != nullptr;
+  bool ok = (in->str_dlpack = PyUnicode_InternFromString("__dlpack__")) != nullptr &&
+            (in->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__")) != nullptr;
   for (int i = 0; ok && i < 4; ++i)
     ok = (in->keyword_names[i] = PyUnicode_InternFromString(names[i])) != nullptr;
-  if (ok) {
 #if DLPACKPP_HAS_VERSIONED
+  if (ok) {
     in->max_version = Py_BuildValue("(ii)", int{DLPACKPP_DLPACK_MAJOR}, int{DLPACKPP_DLPACK_MINOR});
     ok = in->max_version != nullptr;
-#endif
   }
-#ifdef Py_LIMITED_API
-  ok = ok && register_atexit();
 #endif
   if (!ok) {
     PyObject* capsule = PyCapsule_New(in, nullptr, nullptr);  // borrow the cleanup below
@@ -654,34 +882,72 @@ DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
   return in;
 }
 
-/// This interpreter's state; NULL with a Python exception set on failure.
-inline Internals* internals() {
+/// This interpreter's state where the one-entry cache has it, else NULL (nothing raised).
+inline Internals* internals_if_cached() noexcept {
   const void* interp = current_interpreter();
   Internals* cached = cached_internals();
-  if (cached != nullptr && interp != nullptr && cached_interpreter() == interp) {
-    return cached;
-  }
-  return internals_slow(interp);
+  return cached != nullptr && interp != nullptr && cached_interpreter() == interp ? cached
+                                                                                  : nullptr;
 }
 
-// ---- producer types ----------------------------------------------------------------------
+/// This interpreter's state; NULL with a Python exception set on failure.
+inline Internals* internals() {
+  Internals* cached = internals_if_cached();
+  return cached != nullptr ? cached : internals_slow(current_interpreter());
+}
 
-// Looks the exchange table up on the type: `__dlpack_c_exchange_api__` (a
-// "dlpack_exchange_api" capsule, DLPack 1.3), else the DLPack 1.2 draft's
-// `__c_dlpack_exchange_api__` (an int holding the address). NULL when absent, malformed or of
-// another major version: the object is then imported through __dlpack__.
+}  // namespace detail
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/state.hpp ----
+// #include "dlpackpp/python/type_cache.hpp" (inlined below)
+// ---- begin dlpackpp/python/type_cache.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What import knows about a producer type, cached per interpreter (16 entries, each holding
+/// a strong reference to its type): its exchange table, whether it speaks only the legacy
+/// protocol, and its `__dlpack__` where calling that directly is exactly `obj.__dlpack__`.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
+// #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/state.hpp" (already inlined)
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+
+// The full API (3.9+, vectorcall) lets import keep a type's `__dlpack__` function instead of
+// looking the name up on every call. It is kept only where calling it with the object first
+// is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute lookup, its
+// instances have no __dict__ (nothing can shadow the method), and the attribute is a plain
+// function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). Types can be changed at run
+// time, so every use compares the type's tp_version_tag, which CPython changes whenever the
+// type or a base is modified: a modified type goes back to the name lookup for good.
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
+#define DLPACKPP_PY_CACHE_DLPACK 1
+#else
+#define DLPACKPP_PY_CACHE_DLPACK 0
+#endif
+
+// The type's exchange table: only a "dlpack_exchange_api" capsule in
+// `__dlpack_c_exchange_api__` (DLPack 1.3) is read. Anything else there (an integer, another
+// capsule, a property) and the 1.2 draft's `__c_dlpack_exchange_api__` are ignored: an
+// address in an integer cannot be checked, and dereferencing a stray one would crash. NULL
+// when absent, malformed or of another major version: the object then goes through
+// __dlpack__. No exception is left pending.
 DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObject* type) {
 #if DLPACKPP_HAS_EXCHANGE_API
   const void* head = nullptr;
   PyObject* attr = PyObject_GetAttr(type, in.str_exchange);
-  if (attr != nullptr) {
-    if (PyCapsule_IsValid(attr, "dlpack_exchange_api") != 0) {
-      head = PyCapsule_GetPointer(attr, "dlpack_exchange_api");
-    }
-  } else {
-    PyErr_Clear();
-    attr = PyObject_GetAttr(type, in.str_exchange_int);
-    if (attr != nullptr && PyLong_Check(attr)) head = PyLong_AsVoidPtr(attr);
+  if (attr != nullptr && PyCapsule_IsValid(attr, "dlpack_exchange_api") != 0) {
+    head = PyCapsule_GetPointer(attr, "dlpack_exchange_api");
   }
   Py_XDECREF(attr);
   PyErr_Clear();
@@ -773,9 +1039,55 @@ inline TypeEntry* find_type(Internals& in, PyObject* type) {
   return add_type(in, type);
 }
 
+/// The entry of obj's type; NULL with a Python exception set on failure.
+inline TypeEntry* type_entry_of(Internals& in, PyObject* obj) {
+  return find_type(in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+}
+
+/// Notes that `type`'s __dlpack__ rejected max_version: later imports skip the first try.
+inline void remember_legacy(Internals& in, PyObject* type) noexcept {
+  for (int i = 0; i < in.type_count; ++i) {
+    if (in.types[i].type == type) in.types[i].legacy = true;
+  }
+}
+
 }  // namespace detail
 
-// ---- import ------------------------------------------------------------------------------
+#if DLPACKPP_HAS_EXCHANGE_API
+/// The usable DLPack exchange table of obj's type (cached per type), or NULL; never raises.
+inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
+  if (obj == nullptr) return nullptr;
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+  if (detail::Internals* in = detail::internals_if_cached()) {
+    for (int i = 0; i < in->type_count; ++i) {
+      if (in->types[i].type == type) return in->types[i].api;
+    }
+  }
+  // Not cached yet: the lookup may call into Python, around whatever is pending.
+  detail::PreserveError keep;
+  detail::Internals* in = detail::internals();
+  detail::TypeEntry* entry = in != nullptr ? detail::find_type(*in, type) : nullptr;
+  const DLPackExchangeAPI* api = entry != nullptr ? entry->api : nullptr;
+  PyErr_Clear();
+  return api;
+}
+#endif
+
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/type_cache.hpp ----
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
 
 /// How try_from_dlpack asks for a tensor: each optional is passed to `__dlpack__` as the
 /// keyword of the same name only when set; `validate` checks the imported tensor.
@@ -788,12 +1100,17 @@ struct ImportOptions {
   std::optional<bool> copy;
   /// Checks applied to the imported tensor.
   ValidateOptions validate;
+  /// True: a tensor that came through the legacy protocol (which cannot say whether it may
+  /// be written) is imported READ_ONLY, as NumPy 2 does; false keeps it writable.
+  bool legacy_read_only = false;
 };
 
 namespace detail {
 
-// The exchange table cannot carry a stream, a target device or a copy request: those go
-// through __dlpack__.
+// ---- 1. the path: the exchange table where it can serve the request ------------------------
+
+// The table cannot carry a stream, a target device or a copy request: those go through
+// __dlpack__.
 inline bool exchange_can_serve(const ImportOptions& options) noexcept {
   return !options.stream && !options.dl_device && !(options.copy && *options.copy);
 }
@@ -802,19 +1119,10 @@ inline bool exchange_can_serve(const ImportOptions& options) noexcept {
 // exception when it set one.
 DLPACKPP_COLD inline Error exchange_error(const Error& error, PyObject* obj, const char* what) {
   if (PyErr_Occurred() == nullptr) return error;
-  std::string context = type_name(reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  std::string context = type_name_of(obj);
   context += "'s exchange API ";
   context += what;
   return take_python_error(context);
-}
-
-// The options' extra checks beyond what adoption always checks.
-inline Result<void> extra_checks(const DLTensor& t, std::uint64_t flags,
-                                 const ValidateOptions& options) {
-  if (!options.require_strides && options.alignment == 0) return {};
-  ValidateOptions with_flags = options;
-  with_flags.flags = flags;
-  return validate(t, with_flags);
 }
 
 #if DLPACKPP_HAS_EXCHANGE_API
@@ -827,9 +1135,10 @@ inline Result<ImportedTensor> import_exchange(const DLPackExchangeAPI* api, PyOb
 }
 #endif
 
-// obj.__dlpack__(**keywords in `mask`), through `method` (the type's kept __dlpack__, which
-// the caller holds a reference to) where not NULL; a new reference or NULL with a Python
-// exception set.
+// ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
+
+// Through `method` (the type's kept __dlpack__, which the caller holds a reference to) where
+// not NULL; a new reference or NULL with a Python exception set.
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
   // Arguments are borrowed by the call; only the ones made here are released after it.
@@ -893,49 +1202,14 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   return result;
 }
 
-inline void remember_legacy(Internals& in, PyObject* type) noexcept {
-  for (int i = 0; i < in.type_count; ++i) {
-    if (in.types[i].type == type) in.types[i].legacy = true;
-  }
-}
-
-// The legacy protocol knows neither dl_device nor copy: the request is checked afterwards.
-DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(Result<ImportedTensor>&& r,
-                                                                PyObject* type,
-                                                                const ImportOptions& options) {
-  if (r && options.copy && *options.copy) {
-    r->reset();
-    return make_error(Errc::version_mismatch, type_name(type),
-                      ".__dlpack__ speaks only the legacy protocol (it rejected max_version), "
-                      "which cannot promise the copy=True that was asked for");
-  }
-  if (r && options.dl_device && r->device() != *options.dl_device) {
-    const Device got = r->device();
-    r->reset();
-    return make_error(Errc::device_mismatch, type_name(type), ".__dlpack__ gave a tensor on ",
-                      got.to_string(), ", dl_device asked for ", options.dl_device->to_string(),
-                      " and the legacy protocol cannot move it");
-  }
-  return std::move(r);
-}
-
-// A reference owned for one scope, with the GIL held throughout (ObjectRef is for any thread).
-struct ScopedRef {
-  explicit ScopedRef(PyObject* obj) noexcept : obj_(obj) { Py_XINCREF(obj_); }
-  ScopedRef(const ScopedRef&) = delete;
-  ScopedRef& operator=(const ScopedRef&) = delete;
-  ~ScopedRef() { Py_XDECREF(obj_); }
-  PyObject* get() const noexcept { return obj_; }
-
- private:
-  PyObject* obj_;
-};
-
-// `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
-inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
-                                            PyObject* method, const ImportOptions& options) {
-  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
-  const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
+// The capsule of obj.__dlpack__: with max_version (and dl_device, copy) unless the type is
+// known to speak only the legacy protocol. An older producer rejects max_version with
+// TypeError: the call is retried without the new keywords. Unless the retry fails with
+// TypeError too (then the first TypeError meant something else and is the one reported), the
+// type speaks the legacy protocol: `legacy` turns true and is remembered for the type, and a
+// refusal of the retry (e.g. NumPy 1.x's BufferError for a read-only array) is reported.
+inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
+                                const ImportOptions& options) {
 #if !DLPACKPP_HAS_VERSIONED
   legacy = true;  // this dlpack.h cannot read a versioned tensor, so never ask for one
 #endif
@@ -946,38 +1220,61 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
     if (options.dl_device) mask |= kw_dl_device;
     if (options.copy) mask |= kw_copy;
   }
-  PyObject* capsule = call_dlpack(in, obj, held.get(), mask, options);
-  if (DLPACKPP_UNLIKELY(capsule == nullptr)) {
-    if (!legacy && PyErr_ExceptionMatches(PyExc_TypeError) != 0) {
-      // An older producer: its __dlpack__ takes no max_version. Retry without the new
-      // keywords. Unless the retry fails with TypeError too (then the first TypeError meant
-      // something else and is the one reported), the type speaks the legacy protocol: that
-      // is remembered, and a refusal of the retry (e.g. NumPy 1.x's BufferError for a
-      // read-only array) is the error reported.
-      RaisedError first;
-      first.fetch();
-      capsule = call_dlpack(in, obj, held.get(), legacy_mask, options);
-      if (capsule != nullptr || PyErr_ExceptionMatches(PyExc_TypeError) == 0) {
-        first.clear();
-        legacy = true;
-        remember_legacy(in, type);
-      } else {
-        PyErr_Clear();
-        first.restore();
-      }
-    }
-    if (capsule == nullptr) return take_python_error(type_name(type) + ".__dlpack__");
+  PyObject* capsule = call_dlpack(in, obj, method, mask, options);
+  if (DLPACKPP_LIKELY(capsule != nullptr) || legacy ||
+      PyErr_ExceptionMatches(PyExc_TypeError) == 0) {
+    return capsule;
   }
-  Result<ImportedTensor> r = try_from_capsule(capsule, options.validate);
+  RaisedError first;
+  first.fetch();
+  capsule = call_dlpack(in, obj, method, legacy_mask, options);
+  if (capsule != nullptr || PyErr_ExceptionMatches(PyExc_TypeError) == 0) {
+    first.clear();
+    legacy = true;
+    remember_legacy(in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  } else {
+    PyErr_Clear();
+    first.restore();
+  }
+  return capsule;
+}
+
+// ---- 3. what the legacy protocol could not promise ----------------------------------------
+
+// It knows neither dl_device nor copy: the request is checked against what came.
+DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(ImportedTensor&& tensor,
+                                                                PyObject* obj,
+                                                                const ImportOptions& options) {
+  if (options.copy && *options.copy) {
+    tensor.reset();
+    return make_error(Errc::version_mismatch, type_name_of(obj),
+                      ".__dlpack__ speaks only the legacy protocol (it rejected max_version), "
+                      "which cannot promise the copy=True that was asked for");
+  }
+  if (options.dl_device && tensor.device() != *options.dl_device) {
+    const Device got = tensor.device();
+    tensor.reset();
+    return make_error(Errc::device_mismatch, type_name_of(obj), ".__dlpack__ gave a tensor on ",
+                      got.to_string(), ", dl_device asked for ", options.dl_device->to_string(),
+                      " and the legacy protocol cannot move it");
+  }
+  return std::move(tensor);
+}
+
+// Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
+inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
+                                            PyObject* method, const ImportOptions& options) {
+  const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
+  PyObject* capsule = dlpack_capsule(in, obj, held.get(), legacy, options);
+  if (DLPACKPP_UNLIKELY(capsule == nullptr))
+    return take_python_error(type_name_of(obj) + ".__dlpack__");
+  // What a legacy capsule cannot say: READ_ONLY, on request.
+  const std::uint64_t legacy_flags =
+      DLPACKPP_HAS_VERSIONED && options.legacy_read_only ? flag::read_only : 0u;
+  Result<ImportedTensor> r = import_capsule(capsule, options.validate, legacy_flags);
   Py_DECREF(capsule);  // renamed when consumed, so its destructor does nothing
-  if (DLPACKPP_UNLIKELY(!r)) return r;
-  if (DLPACKPP_UNLIKELY(legacy && (options.copy || options.dl_device))) {
-    return check_legacy_result(std::move(r), type, options);
-  }
-  if (options.validate.require_strides || options.validate.alignment != 0) {
-    Result<void> extra = extra_checks(r->get()->dl_tensor, r->flags(), options.validate);
-    if (!extra) return extra.error();
-  }
+  if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device)))
+    return check_legacy_result(std::move(*r), obj, options);
   return r;
 }
 
@@ -1007,7 +1304,7 @@ inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions
   detail::Internals* in = detail::internals();
   if (DLPACKPP_UNLIKELY(in == nullptr))
     return detail::take_python_error("dlpackpp's interpreter state");
-  detail::TypeEntry* entry = detail::find_type(*in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
   if (DLPACKPP_UNLIKELY(entry == nullptr))
     return detail::take_python_error("dlpackpp's type cache");
   return detail::import_object(*in, *entry, obj, options);
@@ -1016,76 +1313,6 @@ inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions
 /// As try_from_dlpack, throwing the Error.
 inline ImportedTensor from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
   return try_from_dlpack(obj, options).value();
-}
-
-namespace detail {
-template <class R>
-struct borrow_result {
-  using type = Result<R>;
-};
-template <class X>
-struct borrow_result<Result<X>> {
-  using type = Result<X>;
-};
-template <class F>
-using borrow_result_t = typename borrow_result<std::invoke_result_t<F&, const TensorView&>>::type;
-
-template <class F>
-borrow_result_t<F> call_with_view(F& f, const TensorView& view) {
-  if constexpr (std::is_void<std::invoke_result_t<F&, const TensorView&>>::value) {
-    f(view);
-    return Result<void>();
-  } else {
-    return f(view);
-  }
-}
-
-// Forward declaration: the dlpackpp.Tensor fast path of try_borrow (defined with the type).
-inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcept;
-}  // namespace detail
-
-/// Calls `f(const TensorView&)` on `obj`'s tensor and returns its result (a `Result<X>` that
-/// `f` returns is passed through, `void` gives `Result<void>`). Through the type's
-/// `dltensor_from_py_object_no_sync` when it offers one (no allocation, no ownership),
-/// else through try_from_dlpack. The view is valid only inside `f`.
-template <class F>
-detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr))
-    return detail::make_error(Errc::null_pointer, "object is NULL");
-  detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr))
-    return detail::take_python_error("dlpackpp's interpreter state");
-  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {
-    // Our own type: read it directly, flags (READ_ONLY) included, which a DLTensor lacks.
-    Result<void> extra =
-        detail::extra_checks(own->get()->dl_tensor, own->flags(), options.validate);
-    if (!extra) return extra.error();
-    return detail::call_with_view(f, own->view());
-  }
-  detail::TypeEntry* entry = detail::find_type(*in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
-  if (DLPACKPP_UNLIKELY(entry == nullptr))
-    return detail::take_python_error("dlpackpp's type cache");
-#if DLPACKPP_HAS_EXCHANGE_API
-  const DLPackExchangeAPI* api = entry->api;
-  if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr &&
-      detail::exchange_can_serve(options)) {
-    DLTensor storage;
-    Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, options.validate);
-    if (DLPACKPP_UNLIKELY(!view)) {
-      return detail::exchange_error(view.error(), obj, "dltensor_from_py_object_no_sync");
-    }
-    return detail::call_with_view(f, *view);
-  }
-#endif
-  Result<ImportedTensor> owned = detail::import_object(*in, *entry, obj, options);
-  if (!owned) return owned.error();
-  return detail::call_with_view(f, owned->view());
-}
-
-/// As try_borrow, throwing the Error.
-template <class F>
-auto borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
-  return try_borrow(obj, std::forward<F>(f), options).value();
 }
 
 /// The producer's current work stream for `device`, from its exchange API: launch work that
@@ -1097,7 +1324,7 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
 #if DLPACKPP_HAS_EXCHANGE_API
   detail::Internals* in = detail::internals();
   if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
-  detail::TypeEntry* entry = detail::find_type(*in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
   if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
   if (entry->api != nullptr) {
     Result<void*> stream = ::dlpackpp::current_stream(entry->api, device);
@@ -1108,38 +1335,177 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
   return static_cast<void*>(nullptr);
 }
 
-// ---- the dlpackpp.Tensor type --------------------------------------------------------------
+}  // namespace python
+DLPACKPP_END_NAMESPACE
 
-inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept;
+#endif  // DLPACKPP_PYTHON_AVAILABLE
 
+// ---- end dlpackpp/python/import.hpp ----
+// #include "dlpackpp/python/state.hpp" (already inlined)
+// #include "dlpackpp/python/tensor_object.hpp" (inlined below)
+// ---- begin dlpackpp/python/tensor_object.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The instance of `dlpackpp.Tensor` and its exports. The C++ tensor is shared by the object
+/// and every export made of it (each a small DLPack struct of its own that points at the same
+/// buffer, shape and strides); the last of them to go releases it, on whatever thread that
+/// is, with no GIL needed: a count, not a Python reference, keeps it alive.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/dtype.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/producers.hpp is in it
+// #include "dlpackpp/python/capsule.hpp" (already inlined)
+// #include "dlpackpp/python/state.hpp" (already inlined)
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
 namespace detail {
 
-/// The instance layout of dlpackpp.Tensor. The tensor is exported at most once (moved into a
-/// capsule or an exchange-API import); what the properties report is kept by value so that
-/// they still answer afterwards.
+/// Memory for blocks of type T, with one block kept for reuse: the exports of a tensor are
+/// made and dropped in quick succession, and malloc and free would be a large part of their
+/// cost. Lock-free (one atomic exchange each way), so a block may be given back on any thread.
+template <class T>
+struct BlockCache {
+  static std::atomic<void*>& spare() noexcept {
+    static std::atomic<void*> block{nullptr};  // constant-initialized; kept until exit
+    return block;
+  }
+  /// Uninitialized memory for a T, or NULL when out of memory.
+  static void* take() noexcept {
+    void* p = spare().exchange(nullptr, std::memory_order_acquire);
+    return p != nullptr ? p : ::operator new(sizeof(T), std::nothrow);
+  }
+  /// Memory that held a T (already destroyed), kept for the next take().
+  static void give_back(void* p) noexcept {
+    ::operator delete(spare().exchange(p, std::memory_order_acq_rel));
+  }
+};
+
+/// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
+/// (the object, each export).
+struct SharedTensor {
+  std::atomic<std::size_t> holders{1};
+  ImportedTensor tensor;
+  explicit SharedTensor(ImportedTensor&& t) noexcept : tensor(std::move(t)) {}
+};
+
+/// One holder gone; the last releases the tensor (its deleter runs here, exactly once).
+inline void let_go(SharedTensor* shared) noexcept {
+  if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    shared->~SharedTensor();
+    BlockCache<SharedTensor>::give_back(shared);
+  }
+}
+
+/// One export of a SharedTensor as a DLPack struct of kind M: the tensor's DLTensor as it is
+/// (the buffer, shape and strides stay owned by the shared tensor), one holder while alive.
+template <class M>
+struct SharedExport {
+  M managed;
+  SharedTensor* shared;
+
+  static void deleter(M* self) noexcept {
+    auto* e = static_cast<SharedExport*>(self->manager_ctx);
+    SharedTensor* shared = e->shared;
+    BlockCache<SharedExport>::give_back(e);  // trivially destructible
+    let_go(shared);
+  }
+};
+
+/// A new export of `shared` (empty when out of memory, with MemoryError raised).
+template <class M>
+BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
+  static_assert(std::is_trivially_destructible<SharedExport<M>>::value, "see deleter");
+  void* memory = BlockCache<SharedExport<M>>::take();
+  if (memory == nullptr) {
+    PyErr_NoMemory();
+    return {};
+  }
+  auto* e = ::new (memory) SharedExport<M>();
+  e->managed.dl_tensor = shared->tensor.get()->dl_tensor;
+  e->managed.manager_ctx = e;
+  e->managed.deleter = &SharedExport<M>::deleter;
+#if DLPACKPP_HAS_VERSIONED
+  if constexpr (std::is_same<M, DLManagedTensorVersioned>::value) {
+    e->managed.version.major = DLPACKPP_DLPACK_MAJOR;
+    e->managed.version.minor = DLPACKPP_DLPACK_MINOR;
+    e->managed.flags = shared->tensor.flags();
+  }
+#endif
+  shared->holders.fetch_add(1, std::memory_order_relaxed);  // a holder is adding one
+  e->shared = shared;
+  return BasicManagedTensor<M>::adopt_unchecked(&e->managed);  // validated when it was made
+}
+
+/// The instance layout of dlpackpp.Tensor. The tensor stays in the object until its first
+/// export moves it into a SharedTensor: an object never exported costs no allocation.
 struct TensorObject {
-  PyObject_HEAD ImportedTensor tensor;  ///< empty once exported
-  PyObject* shape;                      ///< tuple, made on first use and at the latest at export
-  PyObject* device_tuple;  ///< (device_type, device_id), made on first __dlpack_device__
-  DLDataType dtype;
-  DLDevice device;
-  std::uint64_t flags;
-  bool exported;
+  PyObject_HEAD ImportedTensor own;  ///< the tensor until the first export, then empty
+  SharedTensor* shared;              ///< from the first export on; one holder is the object
+  PyObject* shape;                   ///< tuple, made on first use
+  PyObject* device_tuple;            ///< (device_type, device_id), made on first use
+  bool exported;                     ///< exported (or imported through the table) at least once
 };
 
 inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
   return in.tensor_type != nullptr && reinterpret_cast<PyObject*>(Py_TYPE(obj)) == in.tensor_type;
 }
 
+/// The object's tensor, wherever it is now. Moving it into a SharedTensor moves the handle
+/// only: the DLPack struct, and so any view of it, stays where it was.
+inline const ImportedTensor& tensor_of(const TensorObject* self) noexcept {
+  return self->shared != nullptr ? self->shared->tensor : self->own;
+}
+inline const ImportedTensor& tensor_of(PyObject* obj) noexcept {
+  return tensor_of(reinterpret_cast<const TensorObject*>(obj));
+}
+
+/// The object's SharedTensor, made on first use; NULL with MemoryError raised.
+inline SharedTensor* shared_of(TensorObject* self) noexcept {
+  if (self->shared == nullptr) {
+    void* memory = BlockCache<SharedTensor>::take();
+    if (memory == nullptr) {
+      PyErr_NoMemory();
+      return nullptr;
+    }
+    self->shared = ::new (memory) SharedTensor(std::move(self->own));
+  }
+  return self->shared;
+}
+
+/// Releases the object's hold on its tensor (tp_dealloc).
+inline void release_tensor(TensorObject* self) noexcept {
+  if (self->shared != nullptr)
+    let_go(self->shared);
+  else
+    self->own.~ImportedTensor();
+}
+
+/// obj's C++ tensor when obj is a dlpackpp.Tensor, else NULL. Valid while obj lives: exports
+/// share the tensor, they never take it away.
 inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcept {
-  if (!is_tensor_object(in, obj)) return nullptr;
-  auto* self = reinterpret_cast<TensorObject*>(obj);
-  return self->exported ? nullptr : &self->tensor;  // exported: the normal path reports it
+  return is_tensor_object(in, obj) ? &tensor_of(obj) : nullptr;
 }
 
 inline PyObject* shape_tuple(TensorObject* self) {
   if (self->shape == nullptr) {
-    const IntSpan shape = self->tensor.shape();
+    const IntSpan shape = tensor_of(self).shape();
     PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
     for (std::size_t d = 0; tuple != nullptr && d < shape.size(); ++d) {
       PyObject* extent = PyLong_FromLongLong(static_cast<long long>(shape[d]));
@@ -1151,24 +1517,6 @@ inline PyObject* shape_tuple(TensorObject* self) {
     self->shape = tuple;
   }
   return self->shape;
-}
-
-DLPACKPP_COLD inline void set_already_exported() {
-  PyErr_SetString(PyExc_BufferError,
-                  "dlpackpp.Tensor was already exported; a DLPack export hands over ownership, "
-                  "so a tensor can be exported once");
-}
-
-/// Moves the tensor out for an owning export; NULL with BufferError when already exported.
-inline bool take_for_export(TensorObject* self, ImportedTensor& out) {
-  if (self->exported) {
-    set_already_exported();
-    return false;
-  }
-  if (shape_tuple(self) == nullptr) return false;  // the properties must outlive the export
-  out = std::move(self->tensor);
-  self->exported = true;
-  return true;
 }
 
 /// A compact host copy of `view` (copy=True); sub-byte types only when already contiguous.
@@ -1216,16 +1564,137 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
   return out;
 }
 
-inline bool parse_pair(PyObject* value, const char* what, long& first, long& second) {
-  if (!PyTuple_Check(value) || PyTuple_Size(value) != 2) {
-    PyErr_Format(PyExc_TypeError, "dlpackpp.Tensor.__dlpack__: %s must be a (int, int) tuple",
-                 what);
-    return false;
+}  // namespace detail
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/tensor_object.hpp ----
+// #include "dlpackpp/python/type_cache.hpp" (already inlined)
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
+
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+template <class R>
+struct borrow_result {
+  using type = Result<R>;
+};
+template <class X>
+struct borrow_result<Result<X>> {
+  using type = Result<X>;
+};
+template <class F>
+using borrow_result_t = typename borrow_result<std::invoke_result_t<F&, const TensorView&>>::type;
+
+template <class F>
+borrow_result_t<F> call_with_view(F& f, const TensorView& view) {
+  if constexpr (std::is_void<std::invoke_result_t<F&, const TensorView&>>::value) {
+    f(view);
+    return Result<void>();
+  } else {
+    return f(view);
   }
-  first = PyLong_AsLong(PyTuple_GetItem(value, 0));
-  second = first == -1 && PyErr_Occurred() ? -1 : PyLong_AsLong(PyTuple_GetItem(value, 1));
-  return PyErr_Occurred() == nullptr;
 }
+
+// The view of a dlpackpp.Tensor: its flags (READ_ONLY) included, which a DLTensor lacks, and
+// the checks adoption would have made beyond the ones the tensor passed when it was made.
+inline Result<TensorView> own_view(const ImportedTensor& own, const ValidateOptions& options) {
+  if (options.require_strides || options.alignment != 0) {
+    ValidateOptions with_flags = options;
+    with_flags.flags = own.flags();
+    Result<void> ok = validate(own.get()->dl_tensor, with_flags);
+    if (!ok) return ok.error();
+  }
+  return own.view();
+}
+}  // namespace detail
+
+/// Calls `f(const TensorView&)` on `obj`'s tensor and returns its result (a `Result<X>` that
+/// `f` returns is passed through, `void` gives `Result<void>`). A dlpackpp.Tensor is read in
+/// place; a type offering `dltensor_from_py_object_no_sync` is read through it (no
+/// allocation, no ownership); anything else through try_from_dlpack. The view is valid only
+/// inside `f`; `obj` is kept alive until `f` returns, whatever `f` does with it (exports of a
+/// dlpackpp.Tensor share its tensor, so exporting it inside `f` is safe too).
+template <class F>
+detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
+  if (DLPACKPP_UNLIKELY(obj == nullptr))
+    return detail::make_error(Errc::null_pointer, "object is NULL");
+  detail::Internals* in = detail::internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr))
+    return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::ScopedRef keep_alive(obj);
+  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {
+    Result<TensorView> view = detail::own_view(*own, options.validate);
+    if (!view) return view.error();
+    return detail::call_with_view(f, *view);
+  }
+  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
+  if (DLPACKPP_UNLIKELY(entry == nullptr))
+    return detail::take_python_error("dlpackpp's type cache");
+#if DLPACKPP_HAS_EXCHANGE_API
+  const DLPackExchangeAPI* api = entry->api;
+  if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr &&
+      detail::exchange_can_serve(options)) {
+    DLTensor storage;
+    Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, options.validate);
+    if (DLPACKPP_UNLIKELY(!view)) {
+      return detail::exchange_error(view.error(), obj, "dltensor_from_py_object_no_sync");
+    }
+    return detail::call_with_view(f, *view);
+  }
+#endif
+  Result<ImportedTensor> owned = detail::import_object(*in, *entry, obj, options);
+  if (!owned) return owned.error();
+  return detail::call_with_view(f, owned->view());
+}
+
+/// As try_borrow, throwing the Error.
+template <class F>
+auto borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
+  return try_borrow(obj, std::forward<F>(f), options).value();
+}
+
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/borrow.hpp ----
+// #include "dlpackpp/python/capsule.hpp" (already inlined)
+// #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/gil.hpp" (already inlined)
+// #include "dlpackpp/python/import.hpp" (already inlined)
+// #include "dlpackpp/python/state.hpp" (already inlined)
+// #include "dlpackpp/python/tensor_dlpack.hpp" (inlined below)
+// ---- begin dlpackpp/python/tensor_dlpack.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// `dlpackpp.Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)`:
+/// its arguments checked as NumPy and PyTorch check theirs, then an export that shares the
+/// tensor (any number of times) or, with copy=True, a fresh copy.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
+// #include "dlpackpp/python/capsule.hpp" (already inlined)
+// #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/state.hpp" (already inlined)
+// #include "dlpackpp/python/tensor_object.hpp" (already inlined)
+
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
 
 // Where METH_FASTCALL | METH_KEYWORDS exists (the full API; the limited API from 3.10),
 // __dlpack__ reads its keywords itself: interned names compare by address, and no tuple or
@@ -1245,8 +1714,7 @@ struct DlpackArguments {
 };
 
 #if DLPACKPP_PY_FASTCALL_DLPACK
-// __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) from a vectorcall:
-// keyword-only, an unknown keyword is a TypeError, as PyArg_ParseTupleAndKeywords would say.
+// Keyword-only, an unknown keyword is a TypeError, as PyArg_ParseTupleAndKeywords would say.
 inline bool parse_dlpack_arguments(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                                    DlpackArguments& out) {
   if (nargs != 0) {
@@ -1256,7 +1724,6 @@ inline bool parse_dlpack_arguments(PyObject* const* args, Py_ssize_t nargs, PyOb
   if (kwnames == nullptr) return true;
   Internals* in = internals();
   if (in == nullptr) return false;
-  // The order of Internals::keyword_names (the Keyword bits).
   PyObject** slots[4] = {&out.max_version, &out.stream, &out.dl_device, &out.copy};
   const Py_ssize_t count = PyTuple_Size(kwnames);
   for (Py_ssize_t i = 0; i < count; ++i) {
@@ -1280,7 +1747,135 @@ inline bool parse_dlpack_arguments(PyObject* const* args, Py_ssize_t nargs, PyOb
 }
 #endif
 
-// __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)
+/// An int that is not a bool (True is an int to Python, never a meaningful stream or extent).
+inline bool is_plain_int(PyObject* value) noexcept {
+  return PyLong_Check(value) && !PyBool_Check(value);
+}
+
+// `value` as a (int, int) tuple, TypeError otherwise.
+inline bool parse_pair(PyObject* value, const char* what, long& first, long& second) {
+  if (!PyTuple_Check(value) || PyTuple_Size(value) != 2 ||
+      !is_plain_int(PyTuple_GetItem(value, 0)) || !is_plain_int(PyTuple_GetItem(value, 1))) {
+    PyErr_Format(PyExc_TypeError,
+                 "dlpackpp.Tensor.__dlpack__: %s must be a tuple of two ints, not %R", what, value);
+    return false;
+  }
+  first = PyLong_AsLong(PyTuple_GetItem(value, 0));
+  second = first == -1 && PyErr_Occurred() ? -1 : PyLong_AsLong(PyTuple_GetItem(value, 1));
+  return PyErr_Occurred() == nullptr;
+}
+
+/// What a checked __dlpack__ call asks for.
+struct DlpackRequest {
+  bool versioned = false;  ///< max_version >= (1, 0): a versioned capsule
+  bool copy = false;       ///< copy=True
+};
+
+/// Checks every argument before anything is exported (see docs/python.md): stream None, or
+/// an int (-1 only for a CPU tensor: ValueError for another); max_version and dl_device
+/// tuples of two ints; copy None or a bool. A wrong type is TypeError.
+inline bool check_dlpack_arguments(const ImportedTensor& tensor, const DlpackArguments& a,
+                                   DlpackRequest& out) {
+  const Device ours = tensor.device();
+  if (a.stream != Py_None) {
+    if (!is_plain_int(a.stream)) {
+      PyErr_Format(PyExc_TypeError,
+                   "dlpackpp.Tensor.__dlpack__: stream must be an int or None, "
+                   "not %R",
+                   a.stream);
+      return false;
+    }
+    // dlpackpp.Tensor has no stream of its own: the C++ code that made it has finished
+    // writing before to_pyobject, so any stream of its device is already in order. A CPU
+    // tensor has no streams at all: -1 ("do not synchronize") is the one integer allowed.
+    if (ours.type() == kDLCPU) {
+      const long long stream = PyLong_AsLongLong(a.stream);
+      if (stream != -1 || PyErr_Occurred() != nullptr) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError,
+                     "dlpackpp.Tensor.__dlpack__: stream must be None or -1 "
+                     "for a CPU tensor, not %R",
+                     a.stream);
+        return false;
+      }
+    }
+  }
+  long major = 0;
+  long minor = 0;
+  if (a.max_version != Py_None && !parse_pair(a.max_version, "max_version", major, minor))
+    return false;
+  out.versioned = DLPACKPP_HAS_VERSIONED && a.max_version != Py_None && major >= 1;
+  if (a.dl_device != Py_None) {
+    long type = 0;
+    long id = 0;
+    if (!parse_pair(a.dl_device, "dl_device", type, id)) return false;
+    if (type != static_cast<long>(ours.type()) || id != static_cast<long>(ours.id())) {
+      set_python_error(make_error(Errc::device_mismatch,
+                                  "dlpackpp.Tensor.__dlpack__: the tensor "
+                                  "is on ",
+                                  ours.to_string(), " and cannot be moved to dl_device (", type,
+                                  ", ", id, ")"));
+      return false;
+    }
+  }
+  if (a.copy != Py_None && !PyBool_Check(a.copy)) {
+    PyErr_Format(PyExc_TypeError, "dlpackpp.Tensor.__dlpack__: copy must be a bool or None, not %R",
+                 a.copy);
+    return false;
+  }
+  out.copy = a.copy == Py_True;
+  return true;
+}
+
+// A capsule of a fresh copy (copy=True): the original stays as it was.
+inline PyObject* export_copy(const ImportedTensor& tensor, bool versioned) {
+  Result<ImportedTensor> copied = copy_of(tensor.view());
+  if (!copied) return raise_python(copied.error());
+#if DLPACKPP_HAS_VERSIONED
+  if (versioned) return to_capsule(std::move(*copied));
+  Result<LegacyManagedTensor> legacy = try_to_legacy(std::move(*copied));
+  if (!legacy) return raise_python(legacy.error());
+  return to_capsule(std::move(*legacy));
+#else
+  static_cast<void>(versioned);
+  return to_capsule(std::move(*copied));
+#endif
+}
+
+// A capsule of kind M holding one more export that shares the tensor.
+template <class M>
+PyObject* shared_capsule(TensorObject* self) {
+  SharedTensor* shared = shared_of(self);
+  if (shared == nullptr) return nullptr;
+  BasicManagedTensor<M> e = export_of<M>(shared);
+  PyObject* capsule = e ? capsule_of(std::move(e)) : nullptr;  // on failure `e` lets go
+  if (capsule != nullptr) self->exported = true;
+  return capsule;
+}
+
+// A consumer of the legacy protocol cannot be told READ_ONLY or padded sub-byte elements:
+// refused, and the tensor stays exportable.
+inline PyObject* export_shared(TensorObject* self, bool versioned) {
+#if DLPACKPP_HAS_VERSIONED
+  if (versioned) return shared_capsule<DLManagedTensorVersioned>(self);
+  const ImportedTensor& tensor = tensor_of(self);
+  if (tensor.read_only()) {
+    return raise_python(Error(Errc::read_only,
+                              "dlpackpp.Tensor.__dlpack__: the tensor is READ_ONLY and the legacy "
+                              "protocol (no max_version >= (1, 0)) cannot say so; ask with "
+                              "max_version=(1, 0)"));
+  }
+  if (tensor.is_subbyte_padded()) {
+    return raise_python(Error(Errc::invalid_flags,
+                              "dlpackpp.Tensor.__dlpack__: the tensor has IS_SUBBYTE_TYPE_PADDED, "
+                              "which the legacy protocol cannot say; ask with max_version=(1, 0)"));
+  }
+#else
+  static_cast<void>(versioned);
+#endif
+  return shared_capsule<DLManagedTensor>(self);
+}
+
 #if DLPACKPP_PY_FASTCALL_DLPACK
 inline PyObject* tensor_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs,
                                PyObject* kwnames) {
@@ -1297,87 +1892,14 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
   }
 #endif
   auto* self = reinterpret_cast<TensorObject*>(obj);
-  PyObject* const stream = arguments.stream;
-  PyObject* const max_version = arguments.max_version;
-  PyObject* const dl_device = arguments.dl_device;
-  PyObject* const copy = arguments.copy;
-  // dlpackpp.Tensor has no stream of its own: the C++ code that made it has finished writing
-  // before to_pyobject, so any stream the consumer names is already in order.
-  static_cast<void>(stream);
-  long major = 0;
-  long minor = 0;
-  if (max_version != Py_None && !parse_pair(max_version, "max_version", major, minor))
-    return nullptr;
-  if (self->exported) {
-    set_already_exported();
-    return nullptr;
-  }
-  if (dl_device != Py_None) {
-    long type = 0;
-    long id = 0;
-    if (!parse_pair(dl_device, "dl_device", type, id)) return nullptr;
-    const Device ours = self->tensor.device();
-    if (type != static_cast<long>(ours.type()) || id != static_cast<long>(ours.id())) {
-      PyErr_Format(PyExc_BufferError,
-                   "dlpackpp.Tensor.__dlpack__: the tensor is on %s and cannot be moved to "
-                   "dl_device (%ld, %ld)",
-                   ours.to_string().c_str(), type, id);
-      return nullptr;
-    }
-  }
-  const int want_copy = copy == Py_None ? 0 : PyObject_IsTrue(copy);
-  if (want_copy < 0) return nullptr;
+  DlpackRequest request;
+  const ImportedTensor& tensor = tensor_of(self);
+  if (!check_dlpack_arguments(tensor, arguments, request)) return nullptr;
 #if DLPACKPP_USE_EXCEPTIONS
   try {
 #endif
-    ImportedTensor out;
-    if (want_copy != 0) {
-      Result<ImportedTensor> copied = copy_of(self->tensor.view());
-      if (!copied) {
-        PyErr_SetString(PyExc_BufferError, copied.error().what());
-        return nullptr;
-      }
-      out = std::move(*copied);
-    } else if (!take_for_export(self, out)) {
-      return nullptr;
-    }
-#if DLPACKPP_HAS_VERSIONED
-    if (max_version != Py_None && major >= 1) {
-      PyObject* capsule = to_capsule(std::move(out));
-      if (capsule == nullptr && want_copy == 0) {  // give it back: nothing was exported
-        // NOLINTNEXTLINE(bugprone-use-after-move): to_capsule moves only on success
-        self->tensor = std::move(out);
-        self->exported = false;
-      }
-      return capsule;
-    }
-    // A consumer of the legacy protocol: READ_ONLY and padded sub-byte flags cannot be said.
-    if (out.read_only()) {
-      if (want_copy == 0) {
-        self->tensor = std::move(out);
-        self->exported = false;
-      }
-      PyErr_SetString(PyExc_BufferError,
-                      "dlpackpp.Tensor.__dlpack__: the tensor is READ_ONLY and the legacy protocol "
-                      "(no max_version >= (1, 0)) cannot say so; ask with max_version=(1, 0)");
-      return nullptr;
-    }
-    Result<LegacyManagedTensor> legacy = try_to_legacy(std::move(out));
-    if (!legacy) {
-      if (want_copy == 0) {
-        // NOLINTNEXTLINE(bugprone-use-after-move): try_to_legacy moves only on success
-        self->tensor = std::move(out);
-        self->exported = false;
-      }
-      PyErr_SetString(PyExc_BufferError, legacy.error().what());
-      return nullptr;
-    }
-    return to_capsule(std::move(*legacy));
-#else
-  static_cast<void>(major);
-  static_cast<void>(minor);
-  return to_capsule(std::move(out));
-#endif
+    if (request.copy) return export_copy(tensor, request.versioned);
+    return export_shared(self, request.versioned);
 #if DLPACKPP_USE_EXCEPTIONS
   } catch (...) {
     set_error_from_current_exception();
@@ -1386,12 +1908,54 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
 #endif
 }
 
+}  // namespace detail
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/tensor_dlpack.hpp ----
+// #include "dlpackpp/python/tensor_object.hpp" (already inlined)
+// #include "dlpackpp/python/tensor_type.hpp" (inlined below)
+// ---- begin dlpackpp/python/tensor_type.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The `dlpackpp.Tensor` type: made once per interpreter, it exports a C++ tensor to Python
+/// any number of times (`__dlpack__`, and its type's exchange table), all exports sharing the
+/// buffer; to_pyobject() makes one.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/dtype.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
+// #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/state.hpp" (already inlined)
+// #include "dlpackpp/python/tensor_dlpack.hpp" (already inlined)
+// #include "dlpackpp/python/tensor_object.hpp" (already inlined)
+
+#include <new>
+#include <string>
+#include <string_view>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+
+inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept;
+
+namespace detail {
+
 // The tuple is made once per object (the device never changes) and shared after that.
 inline PyObject* tensor_dlpack_device(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<TensorObject*>(obj);
   if (self->device_tuple == nullptr) {
-    self->device_tuple = Py_BuildValue("(ii)", static_cast<int>(self->device.device_type),
-                                       static_cast<int>(self->device.device_id));
+    const Device device = tensor_of(self).device();
+    self->device_tuple =
+        Py_BuildValue("(ii)", static_cast<int>(device.type()), static_cast<int>(device.id()));
     if (self->device_tuple == nullptr) return nullptr;
   }
   Py_INCREF(self->device_tuple);
@@ -1404,39 +1968,32 @@ inline PyObject* tensor_get_shape(PyObject* obj, void*) {
   return shape;
 }
 
-inline PyObject* string_result(const std::string& s) {
-  return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
+// A str from what `describe` returns (it may throw bad_alloc).
+template <class Describe>
+PyObject* string_result(Describe&& describe) {
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
+    const std::string s = describe();
+    return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (...) {
+    set_error_from_current_exception();
+    return nullptr;
+  }
+#endif
 }
 
 inline PyObject* tensor_get_dtype(PyObject* obj, void*) {
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
-    return string_result(DataType(reinterpret_cast<TensorObject*>(obj)->dtype).to_string());
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
-    set_error_from_current_exception();
-    return nullptr;
-  }
-#endif
+  return string_result([obj] { return tensor_of(obj).dtype().to_string(); });
 }
 
 inline PyObject* tensor_get_device(PyObject* obj, void*) {
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
-    return string_result(Device(reinterpret_cast<TensorObject*>(obj)->device).to_string());
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
-    set_error_from_current_exception();
-    return nullptr;
-  }
-#endif
+  return string_result([obj] { return tensor_of(obj).device().to_string(); });
 }
 
 inline PyObject* tensor_get_read_only(PyObject* obj, void*) {
-  return PyBool_FromLong((reinterpret_cast<TensorObject*>(obj)->flags & flag::read_only) != 0 ? 1
-                                                                                              : 0);
+  return PyBool_FromLong(tensor_of(obj).read_only() ? 1 : 0);
 }
 
 inline PyObject* tensor_get_exported(PyObject* obj, void*) {
@@ -1455,13 +2012,12 @@ inline void tensor_dealloc(PyObject* obj) {
   PyTypeObject* type = Py_TYPE(obj);
   {
     PreserveError keep;  // the deleter may run Python code while an exception is in flight
-    self->tensor.~ImportedTensor();
+    release_tensor(self);
     Py_CLEAR(self->shape);
     Py_CLEAR(self->device_tuple);
   }
   PyObject_Free(obj);
-  Py_DECREF(
-      reinterpret_cast<PyObject*>(type));  // instances of heap types own a reference to their type
+  Py_DECREF(reinterpret_cast<PyObject*>(type));  // instances of heap types own a reference
 }
 
 // Casts a method with keywords to the PyCFunction the table stores (through void(*)(void),
@@ -1472,8 +2028,8 @@ PyCFunction as_cfunction(Fn fn) noexcept {
 }
 
 #if DLPACKPP_HAS_EXCHANGE_API
-/// The exchange table dlpackpp.Tensor carries: owning import moves the tensor out (the one
-/// export), borrowing reads it in place, streams are NULL (the tensor has none).
+/// The exchange table dlpackpp.Tensor carries: an owning import is one more export sharing
+/// the tensor, borrowing reads it in place, streams are NULL (the tensor has none).
 struct TensorExchangeImpl {
   static Result<TensorObject*> checked(void* py_object) {
     auto* obj = static_cast<PyObject*>(py_object);
@@ -1484,25 +2040,22 @@ struct TensorExchangeImpl {
       return Error(Errc::invalid_argument,
                    "dlpackpp.Tensor's exchange API called with another type");
     }
-    auto* self = reinterpret_cast<TensorObject*>(obj);
-    if (self->exported) {
-      return Error(Errc::read_only,
-                   "dlpackpp.Tensor was already exported; a DLPack export hands "
-                   "over ownership, so a tensor can be exported once");
-    }
-    return self;
+    return reinterpret_cast<TensorObject*>(obj);
   }
   static Result<ManagedTensor> managed_tensor_allocator(const DLTensor& prototype) {
-    const IntSpan shape(prototype.shape,
-                        static_cast<std::size_t>(prototype.ndim > 0 ? prototype.ndim : 0));
+    // The trampoline has checked the prototype (rank, shape, dtype, device).
+    const IntSpan shape(prototype.shape, static_cast<std::size_t>(prototype.ndim));
     return try_allocate<ManagedTensor>(prototype.dtype, shape, prototype.device);
   }
   static Result<ManagedTensor> managed_tensor_from_py_object_no_sync(void* py_object) {
     Result<TensorObject*> self = checked(py_object);
     if (!self) return self.error();
-    ImportedTensor out;
-    // Fails only when the shape tuple cannot be made; its MemoryError stays pending.
-    if (!take_for_export(*self, out)) return Error(Errc::invalid_argument, "out of memory");
+    SharedTensor* shared = shared_of(*self);
+    ManagedTensor out;
+    if (shared != nullptr) out = export_of<DLManagedTensorVersioned>(shared);
+    // Fails only out of memory; the MemoryError stays pending (set_error keeps it).
+    if (!out) return Error(Errc::invalid_argument, "out of memory");
+    (*self)->exported = true;
     return out;
   }
   static Result<void*> managed_tensor_to_py_object_no_sync(ManagedTensor& tensor) {
@@ -1514,28 +2067,12 @@ struct TensorExchangeImpl {
   static Result<void> dltensor_from_py_object_no_sync(void* py_object, DLTensor& out) {
     Result<TensorObject*> self = checked(py_object);
     if (!self) return self.error();
-    out = (*self)->tensor.get()->dl_tensor;
+    out = tensor_of(*self).get()->dl_tensor;
     return {};
   }
   static void* current_work_stream(Device) { return nullptr; }
-  // A Python exception already pending (set by the Python C API inside an Impl function) is
-  // more precise than the translation, so it is kept.
   static void set_error(std::string_view kind, std::string_view message) {
-    if (PyErr_Occurred() != nullptr) return;
-    PyObject* type = PyExc_RuntimeError;
-    if (kind == "BufferError")
-      type = PyExc_BufferError;
-    else if (kind == "TypeError")
-      type = PyExc_TypeError;
-    else if (kind == "ValueError")
-      type = PyExc_ValueError;
-    else if (kind == "MemoryError")
-      type = PyExc_MemoryError;
-    PyObject* text =
-        PyUnicode_FromStringAndSize(message.data(), static_cast<Py_ssize_t>(message.size()));
-    if (text == nullptr) return;
-    PyErr_SetObject(type, text);
-    Py_DECREF(text);
+    raise_kind(kind, message);
   }
 };
 #endif
@@ -1547,8 +2084,8 @@ inline PyObject* make_tensor_type() {
 #else
     {"__dlpack__", as_cfunction(&tensor_dlpack), METH_VARARGS | METH_KEYWORDS,
 #endif
-     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None): export once as "
-     "a DLPack capsule (versioned when max_version >= (1, 0))"},
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None): a DLPack capsule "
+     "sharing the tensor (versioned when max_version >= (1, 0)); any number of times"},
     {"__dlpack_device__", &tensor_dlpack_device, METH_NOARGS, "(device_type, device_id)"},
     {nullptr, nullptr, 0, nullptr}
   };
@@ -1558,7 +2095,7 @@ inline PyObject* make_tensor_type() {
       {"device", &tensor_get_device, nullptr, "device name, e.g. 'cpu' or 'cuda:1'", nullptr},
       {"read_only", &tensor_get_read_only, nullptr, "True when writes are refused (READ_ONLY)",
        nullptr},
-      {"exported", &tensor_get_exported, nullptr, "True once the one export has happened", nullptr},
+      {"exported", &tensor_get_exported, nullptr, "True once exported at least once", nullptr},
       {nullptr, nullptr, nullptr, nullptr, nullptr}};
   static PyType_Slot slots[] = {
       {Py_tp_dealloc, reinterpret_cast<void*>(&tensor_dealloc)},
@@ -1600,10 +2137,10 @@ inline PyTypeObject* tensor_type() noexcept {
 
 /// A new reference to a `dlpackpp.Tensor` owning `tensor` (the handle is emptied): it
 /// implements `__dlpack__(*, stream, max_version, dl_device, copy)` (versioned capsule when
-/// max_version >= (1, 0), legacy otherwise; READ_ONLY is never exported as legacy; one export,
-/// a second is BufferError), `__dlpack_device__()`, the `shape`, `dtype` and `device`
-/// properties, and its type carries `__dlpack_c_exchange_api__`. The deleter runs when the
-/// object dies unexported, or when the consumer of the export releases it. On failure returns
+/// max_version >= (1, 0), legacy otherwise; READ_ONLY is never exported as legacy),
+/// `__dlpack_device__()`, the `shape`, `dtype` and `device` properties, and its type carries
+/// `__dlpack_c_exchange_api__`. Every export shares the tensor; its deleter runs once, when
+/// the object and every export are gone, on the thread that lets go last. On failure returns
 /// NULL with a Python exception set and leaves `tensor` untouched.
 inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   if (!tensor) {
@@ -1615,37 +2152,20 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   PyObject* obj = PyType_GenericAlloc(type, 0);  // zero-filled; holds a reference to the type
   if (obj == nullptr) return nullptr;
   auto* self = reinterpret_cast<detail::TensorObject*>(obj);
-  self->dtype = tensor.dtype();
-  self->device = tensor.device();
-  self->flags = tensor.flags();
+  ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));
+  self->shared = nullptr;
   self->shape = nullptr;
   self->device_tuple = nullptr;
   self->exported = false;
-  ::new (static_cast<void*>(&self->tensor)) ImportedTensor(std::move(tensor));
   return obj;
 }
-
-// ==== BEGIN bind-branch stand-in: exchange_api_of ==========================================
-// A minimal exchange_api_of so the binding casters (issue 19) build on this branch. The
-// python.hpp rework adds the real one with the same signature; at merge keep that one and
-// drop this block.
-#if DLPACKPP_HAS_EXCHANGE_API
-/// The usable exchange table of `obj`'s type (cached per type), or NULL; never raises.
-inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
-  if (obj == nullptr) return nullptr;
-  detail::Internals* in = detail::internals();
-  detail::TypeEntry* entry =
-      in != nullptr ? detail::find_type(*in, reinterpret_cast<PyObject*>(Py_TYPE(obj))) : nullptr;
-  if (entry == nullptr) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  return entry->api;
-}
-#endif
-// ==== END bind-branch stand-in: exchange_api_of ============================================
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // Python.h available
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/tensor_type.hpp ----
+// #include "dlpackpp/python/type_cache.hpp" (already inlined)
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -365,6 +365,52 @@ TEST_F(ExchangeApi, TrampolinesRefuseNullArguments) {
   EXPECT_EQ(api->managed_tensor_allocator(nullptr, &out, nullptr, nullptr), -1);  // no SetError
 }
 
+// The producer kit checks a prototype with the consumer's own check before Impl sees it:
+// Impl would read shape[0..ndim) through NULL, or take ndim -1 for a 0-d tensor.
+TEST_F(ExchangeApi, AllocatorTrampolineRefusesMalformedPrototypes) {
+  struct Report {
+    int calls = 0;
+    std::string kind;
+    std::string message;
+  };
+  const auto record = [](void* ctx, const char* kind, const char* message) {
+    auto* r = static_cast<Report*>(ctx);
+    ++r->calls;
+    r->kind = kind;
+    r->message = message;
+  };
+  std::int64_t negative[2] = {2, -3};
+  struct Case {
+    std::int32_t ndim;
+    std::int64_t* shape;
+    DLDataType dtype;
+    const char* kind;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {3, nullptr, DataType::float32(), "ValueError", "shape is NULL with ndim 3"},
+      {-1, nullptr, DataType::float32(), "ValueError", "ndim is -1"},
+      {2, negative, DataType::float32(), "ValueError", "shape[1] is -3"},
+      {1, negative, DLDataType{kDLFloat, 0, 1}, "TypeError", "dtype.bits is 0"},
+  };
+  for (const Case& c : cases) {
+    DLTensor prototype{};
+    prototype.ndim = c.ndim;
+    prototype.shape = c.shape;
+    prototype.dtype = c.dtype;
+    prototype.device = Device::cpu();
+    Report report;
+    auto* out = reinterpret_cast<DLManagedTensorVersioned*>(std::uintptr_t{1});
+    EXPECT_EQ(api->managed_tensor_allocator(&prototype, &out, &report, record), -1) << c.expected;
+    EXPECT_EQ(out, nullptr);
+    EXPECT_EQ(report.calls, 1);
+    EXPECT_EQ(report.kind, c.kind);
+    EXPECT_NE(report.message.find(c.expected), std::string::npos) << report.message;
+  }
+  EXPECT_EQ(counters().deleters, 0);         // Impl made nothing
+  EXPECT_EQ(counters().set_error_calls, 0);  // the allocator reports through SetError only
+}
+
 // ---- current_stream ------------------------------------------------------------------------
 
 TEST_F(ExchangeApi, CurrentStreamAsksTheProducer) {

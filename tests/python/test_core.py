@@ -3,6 +3,7 @@
 import array
 import gc
 import struct
+import threading
 import unittest
 
 from support import LEGACY_HEADER, m, main
@@ -94,19 +95,57 @@ class TensorType(unittest.TestCase):
         with self.assertRaises(TypeError):
             type(t)()
 
-    def test_legacy_export_then_a_second_export_is_buffer_error(self):
+    def test_any_number_of_exports_share_the_buffer_and_delete_once(self):
         with Deleters() as d:
             t = m.counted((2, 3))
-            cap = t.__dlpack__()
-            self.assertIn('"dltensor"', repr(cap))
+            legacy = t.__dlpack__()
+            self.assertIn('"dltensor"', repr(legacy))
             self.assertTrue(t.exported)
-            with self.assertRaisesRegex(BufferError, "already exported"):
-                t.__dlpack__()
-            self.assertEqual(t.shape, (2, 3))  # the properties still answer
-            self.assertEqual(m.from_capsule(cap)["data"], FLOATS_0_TO_5)
+            kwargs = {} if LEGACY_HEADER else {"max_version": (1, 0)}
+            versioned = t.__dlpack__(**kwargs)
+            again = t.__dlpack__()
+            self.assertEqual(t.shape, (2, 3))
+            for cap in (legacy, versioned, again):
+                self.assertEqual(m.from_capsule(cap)["data"], FLOATS_0_TO_5)
+            self.assertEqual(d.ran(), 0)  # the imports are gone, the object is not
+            unconsumed = t.__dlpack__()
+            del t
+            self.assertEqual(d.ran(), 0)  # an unconsumed capsule still holds the tensor
+            del unconsumed
             self.assertEqual(d.ran(), 1)
-            del t, cap
+            del legacy, versioned, again
             self.assertEqual(d.ran(), 1)
+
+    def test_exports_released_on_several_threads_at_once_delete_once(self):
+        for _ in range(20):
+            with Deleters() as d:
+                t = m.counted((8,))
+                for _ in range(16):
+                    m.hold(t)  # exchange-table imports where the header has the table
+                for _ in range(8):
+                    m.hold(m.reexport(t))  # and exports of exports
+                del t
+                self.assertEqual(d.ran(), 0)
+                m.drop_held_on_thread()
+                self.assertEqual(d.ran(), 1)
+
+    def test_an_export_outliving_the_object_keeps_the_buffer(self):
+        with Deleters() as d:
+            t = m.counted((2, 3))
+            m.hold(t)
+            del t
+            self.assertEqual(d.ran(), 0)
+            m.drop_held_on_thread()
+            self.assertEqual(d.ran(), 1)
+            self.assertNotEqual(m.last_deleter_thread(), threading.get_ident())
+        with Deleters() as d:
+            t = m.counted((2,))
+            m.hold(t)
+            m.drop_held_on_thread()
+            self.assertEqual(d.ran(), 0)  # the object still holds it
+            del t
+            self.assertEqual(d.ran(), 1)
+            self.assertEqual(m.last_deleter_thread(), threading.get_ident())
 
     @unittest.skipIf(LEGACY_HEADER, "a 0.x dlpack.h has no versioned capsule")
     def test_versioned_export_on_max_version(self):
@@ -151,11 +190,34 @@ class TensorType(unittest.TestCase):
         t = m.counted((1,))
         with self.assertRaises(TypeError):
             t.__dlpack__(None)
-        with self.assertRaises(TypeError):
-            t.__dlpack__(max_version=1)
         with self.assertRaisesRegex(TypeError, "bogus"):
             t.__dlpack__(bogus=1)
         self.assertFalse(t.exported)
+
+    def test_argument_checks(self):
+        t = m.counted((1,))
+        # stream: None, or -1 for a CPU tensor; another int is ValueError, a non-int TypeError.
+        for stream in (None, -1):
+            self.assertIn("dltensor", repr(t.__dlpack__(stream=stream)))
+        for stream in (0, 1, 2**70):
+            with self.assertRaisesRegex(ValueError, "stream must be None or -1"):
+                t.__dlpack__(stream=stream)
+        for stream in (object(), 1.0, "1", True):
+            with self.assertRaisesRegex(TypeError, "stream must be an int or None"):
+                t.__dlpack__(stream=stream)
+        # max_version and dl_device: tuples of two ints.
+        for bad in (1, (1,), (1, 0, 0), (1.0, 0), [1, 0], ("1", "0"), (True, 0)):
+            with self.assertRaisesRegex(TypeError, "max_version must be a tuple of two ints"):
+                t.__dlpack__(max_version=bad)
+            with self.assertRaisesRegex(TypeError, "dl_device must be a tuple of two ints"):
+                t.__dlpack__(dl_device=bad)
+        with self.assertRaisesRegex(BufferError, "cannot be moved"):
+            t.__dlpack__(dl_device=(2, 0))
+        # copy: None or a bool.
+        for copy in (0, 1, "yes", object()):
+            with self.assertRaisesRegex(TypeError, "copy must be a bool or None"):
+                t.__dlpack__(copy=copy)
+        self.assertIn("dltensor", repr(t.__dlpack__(copy=False)))
 
     def test_keyword_names_built_at_run_time(self):
         # A keyword name that is not the interned string is matched by its text.
@@ -173,17 +235,75 @@ class TensorType(unittest.TestCase):
             self.assertEqual(d.ran(), 1)
 
     def test_import_and_borrow_of_a_tensor(self):
-        t = m.counted((2, 3), "int32")
-        self.assertEqual(m.borrow(t)["shape"], (2, 3))
-        self.assertEqual(m.borrow(t)["data"], struct.pack("6i", 0, 1, 2, 3, 4, 5))
-        self.assertFalse(t.exported)  # borrowing takes no ownership
-        self.assertEqual(m.import_tensor(t)["dtype"], "int32")
-        self.assertTrue(t.exported)
-        with self.assertRaisesRegex(BufferError, "already exported"):
-            m.import_tensor(t)
-        with self.assertRaisesRegex(BufferError, "already exported"):
-            m.borrow(t)
+        with Deleters() as d:
+            t = m.counted((2, 3), "int32")
+            self.assertEqual(m.borrow(t)["shape"], (2, 3))
+            self.assertEqual(m.borrow(t)["data"], struct.pack("6i", 0, 1, 2, 3, 4, 5))
+            self.assertFalse(t.exported)  # borrowing takes no ownership
+            for _ in range(2):
+                self.assertEqual(m.import_tensor(t)["dtype"], "int32")
+            self.assertTrue(t.exported)
+            self.assertEqual(m.borrow(t)["data"], struct.pack("6i", 0, 1, 2, 3, 4, 5))
+            self.assertEqual(d.ran(), 0)
+            del t
+            self.assertEqual(d.ran(), 1)
 
+    def test_borrow_survives_exports_and_drops_inside_the_callback(self):
+        # The callback exports the very tensor being borrowed and drops the export: the view
+        # must stay readable (it once pointed into a freed tensor: ASan heap-use-after-free).
+        kwargs = {} if LEGACY_HEADER else {"max_version": (1, 0)}
+        with Deleters() as d:
+            t = m.counted((2, 3))
+            info = m.borrow_calling(t, lambda: m.from_capsule(t.__dlpack__(**kwargs)))
+            self.assertEqual(info["data"], FLOATS_0_TO_5)
+            info = m.borrow_calling(t, lambda: t.__dlpack__())
+            self.assertEqual(info["data"], FLOATS_0_TO_5)
+            holder = [m.counted((2, 3))]
+            # The callback drops the last Python reference to the borrowed object.
+            info = m.borrow_calling(holder[0], holder.clear)
+            self.assertEqual(info["data"], FLOATS_0_TO_5)
+            self.assertEqual(d.ran(), 1)
+            del t
+            self.assertEqual(d.ran(), 2)
+
+
+class StrayExchangeAttributes(unittest.TestCase):
+    """Only a "dlpack_exchange_api" capsule in __dlpack_c_exchange_api__ is ever read."""
+
+    def producer(self, **attributes):
+        def dlpack(self, **keywords):
+            return self.tensor.__dlpack__(**keywords)
+
+        namespace = dict(attributes, __dlpack__=dlpack)
+        producer_type = type("Stray", (), namespace)
+        obj = producer_type()
+        obj.tensor = m.counted((2, 3))
+        return obj
+
+    def test_an_integer_is_never_dereferenced(self):
+        for name in ("__c_dlpack_exchange_api__", "__dlpack_c_exchange_api__"):
+            for value in (12345, 0, -1, 2**64 - 8):
+                obj = self.producer(**{name: value})
+                self.assertEqual(m.import_tensor(obj)["data"], FLOATS_0_TO_5, (name, value))
+                self.assertEqual(m.borrow(obj)["data"], FLOATS_0_TO_5)
+                self.assertIsNone(m.exchange_api_of(obj))
+
+    def test_other_objects_are_ignored(self):
+        cap = m.counted_capsule((1,), versioned=not LEGACY_HEADER)  # a capsule of another name
+        for value in (cap, "12345", None, object()):
+            obj = self.producer(__dlpack_c_exchange_api__=value)
+            self.assertEqual(m.import_tensor(obj)["data"], FLOATS_0_TO_5)
+            self.assertIsNone(m.exchange_api_of(obj))
+
+    def test_exchange_api_of(self):
+        t = m.counted((1,))
+        if m.has_exchange_api():
+            self.assertIsInstance(m.exchange_api_of(t), int)
+            self.assertEqual(m.exchange_api_of(t), m.exchange_api_of(m.counted((2,))))
+        else:
+            self.assertIsNone(m.exchange_api_of(t))
+        self.assertIsNone(m.exchange_api_of(object()))
+        self.assertIsNone(m.exchange_api_of(1.5))
 
 
 def capsule_of(n):

@@ -75,15 +75,22 @@ class TensorTable(unittest.TestCase):
         api = type(m.counted((1,))).__dlpack_c_exchange_api__
         self.assertIn('"dlpack_exchange_api"', repr(api))
 
-    def test_import_through_the_table_moves_the_tensor_out_once(self):
+    def test_imports_through_the_table_share_the_tensor(self):
         gc.collect()
         start = m.deleter_count()
         t = m.counted((2, 3))
-        self.assertEqual(m.import_tensor(t)["data"], FLOATS_0_TO_5)
-        self.assertEqual(m.deleter_count(), start + 1)
+        for _ in range(3):
+            self.assertEqual(m.import_tensor(t)["data"], FLOATS_0_TO_5)
+        self.assertEqual(m.deleter_count(), start)  # the object still holds it
         self.assertTrue(t.exported)
-        with self.assertRaisesRegex(BufferError, "already exported"):
-            t.__dlpack__()
+        self.assertIn("dltensor", repr(t.__dlpack__()))
+        del t
+        gc.collect()
+        self.assertEqual(m.deleter_count(), start + 1)
+
+    def test_exchange_api_of_finds_the_tables(self):
+        self.assertIsInstance(m.exchange_api_of(m.mock()), int)
+        self.assertNotEqual(m.exchange_api_of(m.mock()), m.exchange_api_of(m.counted((1,))))
 
 
 if __name__ == "__main__":

@@ -106,6 +106,39 @@ class AtExit(unittest.TestCase):
         self.assertIn("alive at exit", result.stdout)
         self.assertNotIn("ERROR", result.stderr)
 
+    def test_references_released_on_a_cpp_thread_racing_exit_never_abort(self):
+        # A detached C++ thread keeps releasing references while the interpreter exits. The
+        # last atexit callback (a builtin: no bytecode, so the GIL is never offered) keeps the
+        # GIL long enough for that thread to be waiting for it when finalization begins; then
+        # __del__ sleeps, handing the GIL over. A thread that takes the GIL once finalization
+        # began is ended with pthread_exit, inside noexcept code: "terminate called without an
+        # active exception". The deleter must not be waiting there at all.
+        script = textwrap.dedent("""
+            import atexit, importlib, time
+            m = importlib.import_module(%r)
+
+            class Owner:
+                pass
+
+            class Sleepy:
+                def __del__(self):
+                    for _ in range(10):
+                        time.sleep(0.002)
+
+            owner = Owner()
+            m.release_on_thread_at_exit(owner, 3000)
+            atexit.register(sum, range(2 * 10**7))  # runs first: the GIL held, in C
+            time.sleep(0.01)
+            sleepers = [Sleepy() for _ in range(3)]
+            print("exiting")
+        """ % MODULE_NAME)
+        for run in range(5):
+            result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                                    text=True, env=dict(os.environ), timeout=120)
+            self.assertEqual(result.returncode, 0, "run %d: %s" % (run, result.stderr))
+            self.assertIn("exiting", result.stdout)
+            self.assertNotIn("terminate", result.stderr)
+
 
 if __name__ == "__main__":
     main()

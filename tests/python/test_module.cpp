@@ -8,6 +8,7 @@
 #include "mock_framework.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -36,6 +37,8 @@ using dlpackpp::TensorView;
 namespace {
 
 std::atomic<long> g_deleters{0};
+// The thread (PyThread_get_thread_ident, threading.get_ident's value) of the last deleter.
+std::atomic<unsigned long> g_deleter_thread{0};
 
 // The owner of a counted export: the bytes plus one tick of g_deleters when destroyed.
 struct Counted {
@@ -47,7 +50,9 @@ struct Counted {
   }
   Counted& operator=(Counted&&) = delete;
   ~Counted() {
-    if (live) ++g_deleters;
+    if (!live) return;
+    g_deleter_thread = PyThread_get_thread_ident();
+    ++g_deleters;
   }
 };
 
@@ -111,19 +116,29 @@ bool parse_options(PyObject* stream, PyObject* dl_device, PyObject* copy,
   return PyErr_Occurred() == nullptr;
 }
 
-// import_tensor(obj, *, stream=None, dl_device=None, copy=None) -> dict, through try_from_dlpack.
+// import_tensor(obj, *, stream=None, dl_device=None, copy=None, legacy_read_only=False,
+// require_strides=False, alignment=0) -> dict, through try_from_dlpack.
 PyObject* import_tensor(PyObject*, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"obj", "stream", "dl_device", "copy", nullptr};
+  static const char* names[] = {
+      "obj",       "stream", "dl_device", "copy", "legacy_read_only", "require_strides",
+      "alignment", nullptr};
   PyObject* obj = nullptr;
   PyObject* stream = Py_None;
   PyObject* dl_device = Py_None;
   PyObject* copy = Py_None;
-  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO", const_cast<char**>(names), &obj, &stream,
-                                  &dl_device, &copy) == 0) {
+  int legacy_read_only = 0;
+  int require_strides = 0;
+  unsigned long long alignment = 0;
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppK", const_cast<char**>(names), &obj,
+                                  &stream, &dl_device, &copy, &legacy_read_only, &require_strides,
+                                  &alignment) == 0) {
     return nullptr;
   }
   py::ImportOptions options;
   if (!parse_options(stream, dl_device, copy, options)) return nullptr;
+  options.legacy_read_only = legacy_read_only != 0;
+  options.validate.require_strides = require_strides != 0;
+  options.validate.alignment = static_cast<std::size_t>(alignment);
   Result<py::ImportedTensor> t = py::try_from_dlpack(obj, options);
   if (!t) return fail(t.error());
   PyObject* d = describe(t->view());
@@ -131,6 +146,19 @@ PyObject* import_tensor(PyObject*, PyObject* args, PyObject* kwargs) {
     PyDict_SetItemString(d, "is_copied", t->is_copied() ? Py_True : Py_False);
   }
   return d;
+}
+
+// reexport_with(obj, legacy_read_only) -> dlpackpp.Tensor owning try_from_dlpack(obj) made
+// with that option, to pass on to NumPy or PyTorch.
+PyObject* reexport_with(PyObject*, PyObject* args) {
+  PyObject* obj = nullptr;
+  int legacy_read_only = 0;
+  if (PyArg_ParseTuple(args, "Op", &obj, &legacy_read_only) == 0) return nullptr;
+  py::ImportOptions options;
+  options.legacy_read_only = legacy_read_only != 0;
+  Result<py::ImportedTensor> t = py::try_from_dlpack(obj, options);
+  if (!t) return fail(t.error());
+  return py::to_pyobject(std::move(*t));
 }
 
 // from_capsule(capsule) -> dict, through try_from_capsule.
@@ -143,6 +171,22 @@ PyObject* from_capsule(PyObject*, PyObject* capsule) {
 // borrow(obj) -> dict, through try_borrow (the view lives only inside the callback).
 PyObject* borrow(PyObject*, PyObject* obj) {
   Result<PyObject*> d = py::try_borrow(obj, [](const TensorView& v) { return describe(v); });
+  if (!d) return fail(d.error());
+  return *d;
+}
+
+// borrow_calling(obj, callback) -> dict: try_borrow, calling callback() inside f before the
+// view is read (the callback may export or drop whatever it likes).
+PyObject* borrow_calling(PyObject*, PyObject* args) {
+  PyObject* obj = nullptr;
+  PyObject* callback = nullptr;
+  if (PyArg_ParseTuple(args, "OO", &obj, &callback) == 0) return nullptr;
+  Result<PyObject*> d = py::try_borrow(obj, [callback](const TensorView& v) -> PyObject* {
+    PyObject* r = PyObject_CallObject(callback, nullptr);
+    if (r == nullptr) return nullptr;
+    Py_DECREF(r);
+    return describe(v);
+  });
   if (!d) return fail(d.error());
   return *d;
 }
@@ -343,6 +387,71 @@ PyObject* dies_during_exception(PyObject*, PyObject* args) {
   return nullptr;
 }
 
+PyObject* last_deleter_thread(PyObject*, PyObject*) {
+  return PyLong_FromUnsignedLong(g_deleter_thread.load());
+}
+
+// Tensors held by C++ (hold(obj) imports one more), dropped together on four std::threads at
+// once (drop_held_on_thread), without the GIL.
+std::vector<py::ImportedTensor>& held() {
+  static std::vector<py::ImportedTensor> tensors;
+  return tensors;
+}
+
+PyObject* hold(PyObject*, PyObject* obj) {
+  Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
+  if (!t) return fail(t.error());
+  held().push_back(std::move(*t));
+  Py_RETURN_NONE;
+}
+
+PyObject* drop_held_on_thread(PyObject*, PyObject*) {
+  std::vector<py::ImportedTensor> tensors = std::move(held());
+  held().clear();
+  Py_BEGIN_ALLOW_THREADS {
+    std::vector<std::thread> threads;
+    std::atomic<bool> go{false};
+    for (std::size_t k = 0; k < 4; ++k) {
+      threads.emplace_back([&tensors, &go, k] {
+        while (!go.load()) std::this_thread::yield();
+        for (std::size_t i = k; i < tensors.size(); i += 4) tensors[i].reset();
+      });
+    }
+    go = true;
+    for (std::thread& t : threads) t.join();
+  }
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
+// release_on_thread_at_exit(owner, count): `count` ObjectRefs to `owner`, released one by one
+// (about 100 us apart) by a detached std::thread that never holds the GIL, racing whatever
+// the interpreter does meanwhile, its exit included.
+PyObject* release_on_thread_at_exit(PyObject*, PyObject* args) {
+  PyObject* owner = nullptr;
+  int count = 0;
+  if (PyArg_ParseTuple(args, "Oi", &owner, &count) == 0) return nullptr;
+  auto refs = std::make_shared<std::vector<py::ObjectRef>>();
+  for (int i = 0; i < count; ++i) refs->push_back(py::ObjectRef::borrow(owner));
+  std::thread([refs] {
+    for (py::ObjectRef& ref : *refs) {
+      ref.reset();
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }).detach();
+  Py_RETURN_NONE;
+}
+
+// exchange_api_of(obj) -> the table's address, or None.
+PyObject* exchange_api_of(PyObject*, PyObject* obj) {
+#if DLPACKPP_HAS_EXCHANGE_API
+  const DLPackExchangeAPI* api = py::exchange_api_of(obj);
+  if (api != nullptr) return PyLong_FromVoidPtr(const_cast<DLPackExchangeAPI*>(api));
+#else
+  static_cast<void>(obj);
+#endif
+  Py_RETURN_NONE;
+}
+
 // Tensors kept by C++ statics: destroyed after the interpreter is gone.
 std::optional<py::ImportedTensor>& kept_at_exit() {
   static std::optional<py::ImportedTensor> kept;
@@ -441,6 +550,14 @@ PyMethodDef g_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "try_from_dlpack, described"},
     {"from_capsule", &from_capsule, METH_O, "try_from_capsule, described"},
     {"borrow", &borrow, METH_O, "try_borrow, described"},
+    {"borrow_calling", &borrow_calling, METH_VARARGS, "try_borrow calling back into Python"},
+    {"reexport_with", &reexport_with, METH_VARARGS, "to_pyobject(from_dlpack(obj, options))"},
+    {"last_deleter_thread", &last_deleter_thread, METH_NOARGS, "thread of the last deleter"},
+    {"hold", &hold, METH_O, "import and keep in C++"},
+    {"drop_held_on_thread", &drop_held_on_thread, METH_NOARGS, "drop the kept import on a thread"},
+    {"release_on_thread_at_exit", &release_on_thread_at_exit, METH_VARARGS,
+     "ObjectRefs released by a detached thread"},
+    {"exchange_api_of", &exchange_api_of, METH_O, "python::exchange_api_of"},
     {"write_first", &write_first, METH_VARARGS, "write element 0 through the import"},
     {"counted", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&counted)),
      METH_VARARGS | METH_KEYWORDS, "a counted C++ tensor as dlpackpp.Tensor"},

@@ -4,6 +4,7 @@ Debian's NumPy 1.24 (legacy protocol only) the max_version fallback runs for rea
 takes the versioned path (its own checks are in test_numpy_versioned.py)."""
 import gc
 import sys
+import threading
 import unittest
 
 from support import LEGACY_HEADER, m, main, require
@@ -182,12 +183,86 @@ class Export(unittest.TestCase):
             gc.collect()
             self.assertEqual(sys.getrefcount(array), before - 1, name)  # NumPy's deleter ran
 
-    def test_a_tensor_exports_once(self):
-        t = m.counted((2,))
-        np.from_dlpack(t)
-        with self.assertRaisesRegex(BufferError, "already exported"):
-            np.from_dlpack(t)
+    def test_a_tensor_exports_any_number_of_times_sharing_its_buffer(self):
+        gc.collect()
+        start = m.deleter_count()
+        t = m.counted((4,), "int64")
+        first = np.from_dlpack(t)
+        second = np.from_dlpack(t)
+        self.assertTrue(t.exported)
+        m.write_first(t, 42)  # one buffer: every export sees the write
+        self.assertEqual(first[0], 42)
+        self.assertEqual(second[0], 42)
+        self.assertEqual(m.borrow(t)["data"][:8], np.int64(42).tobytes())
+        del t, first
+        gc.collect()
+        self.assertEqual(m.deleter_count(), start)  # `second` still holds it
+        self.assertEqual(second.tolist(), [42, 1, 2, 3])
+        del second
+        gc.collect()
+        self.assertEqual(m.deleter_count(), start + 1)
 
+    def test_borrow_survives_np_from_dlpack_inside_the_callback(self):
+        t = m.counted((2, 3), "float64")
+        info = m.borrow_calling(t, lambda: np.from_dlpack(t))
+        self.assertEqual(info["data"], np.arange(6.0).tobytes())
+
+    @unittest.skipIf(LEGACY_HEADER or not NUMPY2, "NumPy imports this tensor read-only (1.x: "
+                     "every DLPack import; 2.x: a legacy one) and then refuses to export it "
+                     "through the legacy protocol")
+    def test_an_export_dropped_on_a_cpp_thread_runs_the_deleter_there(self):
+        gc.collect()
+        start = m.deleter_count()
+        t = m.counted((3,))
+        alias = np.from_dlpack(t)
+        m.hold(alias)  # a C++ import of NumPy's import of the tensor
+        del t, alias
+        gc.collect()
+        self.assertEqual(m.deleter_count(), start)
+        m.drop_held_on_thread()  # takes the GIL to release NumPy's array, the last holder
+        self.assertEqual(m.deleter_count(), start + 1)
+        self.assertNotEqual(m.last_deleter_thread(), threading.get_ident())
+
+
+class Validation(unittest.TestCase):
+    """alignment (and require_strides) reach adoption, which validates once on every route:
+    the owning import itself runs no second validation, yet refuses what the options refuse."""
+
+    def test_misaligned_data_is_refused_by_every_route(self):
+        misaligned = np.zeros(17, dtype=np.int8)[1:]
+        aligned = np.zeros(16, dtype=np.int8)
+        for obj in (misaligned, legacy_producer_type()(misaligned)):
+            with self.assertRaisesRegex(ValueError, "aligned"):
+                m.import_tensor(obj, alignment=16)
+        for obj in (aligned, legacy_producer_type()(aligned)):
+            self.assertEqual(m.import_tensor(obj, alignment=16)["shape"], (16,))
+            if NUMPY2:  # NumPy 2 always gives strides
+                self.assertEqual(m.import_tensor(obj, require_strides=True)["shape"], (16,))
+            else:  # NumPy 1.x leaves them NULL for a contiguous array
+                with self.assertRaisesRegex(ValueError, "strides is NULL"):
+                    m.import_tensor(obj, require_strides=True)
+
+
+class LegacyReadOnly(unittest.TestCase):
+    """ImportOptions.legacy_read_only: what came through the legacy protocol is READ_ONLY."""
+
+    def test_the_option_marks_legacy_imports_read_only(self):
+        array = np.arange(4.0)
+        legacy = legacy_producer_type()(array)
+        self.assertFalse(m.import_tensor(legacy)["read_only"])  # the default keeps it writable
+        if LEGACY_HEADER:
+            # No READ_ONLY flag without a versioned struct: the option cannot apply.
+            self.assertFalse(m.import_tensor(legacy, legacy_read_only=True)["read_only"])
+            return
+        self.assertTrue(m.import_tensor(legacy, legacy_read_only=True)["read_only"])
+        with self.assertRaisesRegex(BufferError, "read_only|READ_ONLY|read-only"):
+            m.write_first(m.reexport_with(legacy, True), 1.0)
+        if NUMPY2:
+            # A versioned export is not touched by the option.
+            self.assertFalse(m.import_tensor(array, legacy_read_only=True)["read_only"])
+            # Passed on, the tensor reaches NumPy read-only, as NumPy's own legacy import is.
+            self.assertFalse(np.from_dlpack(m.reexport_with(legacy, True)).flags.writeable)
+            self.assertTrue(np.from_dlpack(m.reexport_with(legacy, False)).flags.writeable)
 
 if __name__ == "__main__":
     main()

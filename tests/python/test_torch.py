@@ -84,11 +84,67 @@ class Import(unittest.TestCase):
         self.assertEqual(t.tolist(), [0.0, 42.0, 0.0, 0.0])
 
     def test_producer_refusals_come_back_unchanged(self):
-        with self.assertRaisesRegex(RuntimeError, "requires_grad|grad"):
-            m.import_tensor(torch.zeros(2, requires_grad=True))
+        # stream=-1 (allowed for CPU) goes through __dlpack__, which refuses a tensor that
+        # requires grad; PyTorch's exchange table does not check that (it exports the data).
+        # PyTorch 1.x raises RuntimeError, 2.x BufferError.
+        with self.assertRaisesRegex((RuntimeError, BufferError), "requires_grad|grad"):
+            m.import_tensor(torch.zeros(2, requires_grad=True), stream=-1)
+        if TORCH_EXCHANGE and m.has_exchange_api():
+            self.assertEqual(m.import_tensor(torch.zeros(2, requires_grad=True))["shape"], (2,))
+        else:
+            with self.assertRaisesRegex((RuntimeError, BufferError), "requires_grad|grad"):
+                m.import_tensor(torch.zeros(2, requires_grad=True))
+
+
+@unittest.skipUnless(TORCH_EXCHANGE, "this PyTorch has no __dlpack_c_exchange_api__ (before 2.x)")
+@unittest.skipUnless(m.has_exchange_api(), "the legacy-only subset has no exchange API")
+class ExchangePath(unittest.TestCase):
+    """PyTorch 2.x publishes the DLPack exchange table: imports must take it, not __dlpack__."""
+
+    def test_imports_never_call_dunder_dlpack(self):
+        original = torch.Tensor.__dlpack__
+        calls = []
+
+        def refuse(self, *args, **kwargs):
+            calls.append(kwargs)
+            raise AssertionError("torch.Tensor.__dlpack__ must not be called")
+
+        t = torch.arange(12, dtype=torch.float32).reshape(3, 4)[:, 1::2]
+        torch.Tensor.__dlpack__ = refuse
+        try:
+            self.assertIsNotNone(m.exchange_api_of(t))
+            owned = m.import_tensor(t)
+            borrowed = m.borrow(t)
+            m.write_first(t, 7.0)  # an owning import, written through
+            with self.assertRaisesRegex(AssertionError, "must not be called"):
+                m.import_tensor(t, stream=-1)  # the proof that the refusal is in force
+        finally:
+            torch.Tensor.__dlpack__ = original
+        self.assertEqual(len(calls), 1)
+        for info in (owned, borrowed):
+            self.assertEqual(info["shape"], (3, 2))
+            self.assertEqual(info["strides"], (4, 2))
+            self.assertEqual(info["data"], raw_bytes(torch.arange(12.0).reshape(3, 4)[:, 1::2]))
+        self.assertEqual(t[0, 0].item(), 7.0)
 
 
 class Export(unittest.TestCase):
+    def test_torch_imports_a_tensor_any_number_of_times(self):
+        gc.collect()
+        start = m.deleter_count()
+        t = m.counted((4,), "float32")
+        first = torch_dlpack.from_dlpack(t)
+        second = torch_dlpack.from_dlpack(t)
+        first[1] = 9.0
+        self.assertEqual(second[1].item(), 9.0)  # one buffer
+        del t, first
+        gc.collect()
+        self.assertEqual(m.deleter_count(), start)
+        del second
+        gc.collect()
+        self.assertEqual(m.deleter_count(), start + 1)
+
+
     def test_torch_from_dlpack_sees_the_values_and_deletes_once(self):
         for dtype in ("float32", "float64", "int32", "int64"):
             gc.collect()

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// try_borrow: a view of any DLPack object for the length of one call, without ownership
+/// where the producer allows (a dlpackpp.Tensor in place, the exchange table's
+/// dltensor_from_py_object_no_sync), else through an owning import.
+#pragma once
+
+#include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/error.hpp"
+#include "dlpackpp/exchange_api.hpp"
+#include "dlpackpp/python/errors.hpp"
+#include "dlpackpp/python/gil.hpp"
+#include "dlpackpp/python/import.hpp"
+#include "dlpackpp/python/state.hpp"
+#include "dlpackpp/python/tensor_object.hpp"
+#include "dlpackpp/python/type_cache.hpp"
+#include "dlpackpp/tensor_view.hpp"
+
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+template <class R>
+struct borrow_result {
+  using type = Result<R>;
+};
+template <class X>
+struct borrow_result<Result<X>> {
+  using type = Result<X>;
+};
+template <class F>
+using borrow_result_t = typename borrow_result<std::invoke_result_t<F&, const TensorView&>>::type;
+
+template <class F>
+borrow_result_t<F> call_with_view(F& f, const TensorView& view) {
+  if constexpr (std::is_void<std::invoke_result_t<F&, const TensorView&>>::value) {
+    f(view);
+    return Result<void>();
+  } else {
+    return f(view);
+  }
+}
+
+// The view of a dlpackpp.Tensor: its flags (READ_ONLY) included, which a DLTensor lacks, and
+// the checks adoption would have made beyond the ones the tensor passed when it was made.
+inline Result<TensorView> own_view(const ImportedTensor& own, const ValidateOptions& options) {
+  if (options.require_strides || options.alignment != 0) {
+    ValidateOptions with_flags = options;
+    with_flags.flags = own.flags();
+    Result<void> ok = validate(own.get()->dl_tensor, with_flags);
+    if (!ok) return ok.error();
+  }
+  return own.view();
+}
+}  // namespace detail
+
+/// Calls `f(const TensorView&)` on `obj`'s tensor and returns its result (a `Result<X>` that
+/// `f` returns is passed through, `void` gives `Result<void>`). A dlpackpp.Tensor is read in
+/// place; a type offering `dltensor_from_py_object_no_sync` is read through it (no
+/// allocation, no ownership); anything else through try_from_dlpack. The view is valid only
+/// inside `f`; `obj` is kept alive until `f` returns, whatever `f` does with it (exports of a
+/// dlpackpp.Tensor share its tensor, so exporting it inside `f` is safe too).
+template <class F>
+detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
+  if (DLPACKPP_UNLIKELY(obj == nullptr))
+    return detail::make_error(Errc::null_pointer, "object is NULL");
+  detail::Internals* in = detail::internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr))
+    return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::ScopedRef keep_alive(obj);
+  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {
+    Result<TensorView> view = detail::own_view(*own, options.validate);
+    if (!view) return view.error();
+    return detail::call_with_view(f, *view);
+  }
+  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
+  if (DLPACKPP_UNLIKELY(entry == nullptr))
+    return detail::take_python_error("dlpackpp's type cache");
+#if DLPACKPP_HAS_EXCHANGE_API
+  const DLPackExchangeAPI* api = entry->api;
+  if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr &&
+      detail::exchange_can_serve(options)) {
+    DLTensor storage;
+    Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, options.validate);
+    if (DLPACKPP_UNLIKELY(!view)) {
+      return detail::exchange_error(view.error(), obj, "dltensor_from_py_object_no_sync");
+    }
+    return detail::call_with_view(f, *view);
+  }
+#endif
+  Result<ImportedTensor> owned = detail::import_object(*in, *entry, obj, options);
+  if (!owned) return owned.error();
+  return detail::call_with_view(f, owned->view());
+}
+
+/// As try_borrow, throwing the Error.
+template <class F>
+auto borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
+  return try_borrow(obj, std::forward<F>(f), options).value();
+}
+
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// DLPack capsules: to_capsule (an unconsumed capsule releases its tensor when it dies) and
+/// try_from_capsule (renaming the capsule is taking ownership; no path frees twice).
+#pragma once
+
+#include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/error.hpp"
+#include "dlpackpp/flags.hpp"
+#include "dlpackpp/managed_tensor.hpp"
+#include "dlpackpp/python/errors.hpp"
+#include "dlpackpp/validate.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+
+/// The owning handle imports produce: versioned where the dlpack.h in force has it, legacy
+/// otherwise (the legacy-only subset; see docs/python.md).
+using ImportedTensor = DefaultManagedTensor;
+
+namespace detail {
+template <class M>
+struct capsule_names;
+template <>
+struct capsule_names<DLManagedTensor> {
+  static constexpr const char* fresh = "dltensor";
+  static constexpr const char* used = "used_dltensor";
+};
+#if DLPACKPP_HAS_VERSIONED
+template <>
+struct capsule_names<DLManagedTensorVersioned> {
+  static constexpr const char* fresh = "dltensor_versioned";
+  static constexpr const char* used = "used_dltensor_versioned";
+};
+#endif
+
+// Calls the deleter of a capsule nobody consumed (its name is still the fresh one), keeping
+// any exception in flight intact: the capsule may die while one propagates.
+template <class M>
+void capsule_destructor(PyObject* capsule) {
+  // One read of the name and one compare (PyCapsule_IsValid would compare it again before
+  // GetPointer). The capsule is ours and valid, so GetName cannot fail and set an exception
+  // over the one that may be in flight.
+  const char* name = PyCapsule_GetName(capsule);
+  if (name == nullptr || std::strcmp(name, capsule_names<M>::fresh) != 0) return;  // consumed
+  PreserveError keep;
+  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, name));
+  ::dlpackpp::detail::release_to_producer(managed);
+}
+
+inline bool name_is(const char* name, const char* expected) noexcept {
+  return name != nullptr && std::strcmp(name, expected) == 0;
+}
+
+// A new capsule of kind M owning `tensor` (emptied on success, untouched on failure).
+template <class M>
+PyObject* capsule_of(BasicManagedTensor<M>&& tensor) noexcept {
+  if (!tensor) {
+    PyErr_SetString(PyExc_ValueError, "dlpackpp: to_capsule of an empty handle");
+    return nullptr;
+  }
+  PyObject* capsule = PyCapsule_New(tensor.get(), capsule_names<M>::fresh, &capsule_destructor<M>);
+  if (capsule != nullptr) static_cast<void>(tensor.release());
+  return capsule;
+}
+}  // namespace detail
+
+/// A new reference to a `"dltensor"` capsule owning `tensor` (the handle is emptied); when no
+/// consumer takes it, the capsule's death calls the deleter exactly once. On failure returns
+/// NULL with a Python exception set and leaves `tensor` untouched.
+inline PyObject* to_capsule(LegacyManagedTensor&& tensor) noexcept {
+  return detail::capsule_of(std::move(tensor));
+}
+
+#if DLPACKPP_HAS_VERSIONED
+/// A new reference to a `"dltensor_versioned"` capsule owning `tensor` (the handle is
+/// emptied); when no consumer takes it, the capsule's death calls the deleter exactly once. On
+/// failure returns NULL with a Python exception set and leaves `tensor` untouched.
+inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
+  return detail::capsule_of(std::move(tensor));
+}
+#endif
+
+namespace detail {
+// Takes the tensor out of a fresh capsule of kind M: renames it first (that is taking
+// ownership, so the capsule's destructor no longer frees), then adopts, which validates
+// with `options` (require_strides and alignment included) and releases a malformed tensor
+// itself. No path frees twice.
+template <class M>
+Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const ValidateOptions& options) {
+  using Names = capsule_names<M>;
+  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, Names::fresh));
+  if (managed == nullptr) {
+    PyErr_Clear();
+    return make_error(Errc::null_pointer, "capsule \"", Names::fresh, "\" holds a NULL pointer");
+  }
+  if (PyCapsule_SetName(capsule, Names::used) != 0) return take_python_error("PyCapsule_SetName");
+  return BasicManagedTensor<M>::try_adopt(managed, options);
+}
+
+#if DLPACKPP_HAS_VERSIONED
+// to_versioned() for a legacy tensor that adoption has just validated: with flags 0 its
+// re-validation would repeat the same checks on every legacy import, so the same wrapper is
+// made without them (the legacy deleter stays responsible, called exactly once). `flags`:
+// what the importer decided the legacy struct could not say (READ_ONLY, see ImportOptions).
+inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy, std::uint64_t flags) {
+  using Wrapper = ::dlpackpp::detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
+  DLManagedTensorVersioned* out =
+      Wrapper::wrap(legacy.get());  // on bad_alloc, legacy still owns it
+  static_cast<void>(legacy.release());
+  out->version.major = DLPACKPP_DLPACK_MAJOR;
+  out->version.minor = DLPACKPP_DLPACK_MINOR;
+  out->flags = flags;
+  return ManagedTensor::adopt_unchecked(out);
+}
+#endif
+
+DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
+  if (!PyCapsule_CheckExact(capsule)) {
+    return make_error(Errc::invalid_argument, "expected a DLPack capsule, got a ",
+                      type_name_of(capsule));
+  }
+  const char* name = PyCapsule_GetName(capsule);
+  PyErr_Clear();
+  if (name_is(name, "used_dltensor") || name_is(name, "used_dltensor_versioned")) {
+    return make_error(Errc::invalid_argument, "capsule \"", name,
+                      "\" was already consumed; a DLPack capsule can be consumed once");
+  }
+  return make_error(Errc::invalid_argument, "capsule name is \"", name != nullptr ? name : "(NULL)",
+                    "\", expected \"dltensor_versioned\" or \"dltensor\"");
+}
+
+/// try_from_capsule, with `legacy_flags` set on a tensor that came as `"dltensor"` (the
+/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request).
+inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
+                                             std::uint64_t legacy_flags) {
+  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+  if (PyCapsule_CheckExact(capsule)) {
+    // One look at the name picks the kind (GetPointer checks it again), the versioned kind
+    // first: a modern producer's capsule costs one compare.
+    const char* name = PyCapsule_GetName(capsule);
+#if DLPACKPP_HAS_VERSIONED
+    if (name_is(name, "dltensor_versioned")) {
+      return take_from_capsule<DLManagedTensorVersioned>(capsule, options);
+    }
+#endif
+    if (name_is(name, "dltensor")) {
+      Result<LegacyManagedTensor> legacy = take_from_capsule<DLManagedTensor>(capsule, options);
+#if DLPACKPP_HAS_VERSIONED
+      if (!legacy) return legacy.error();
+      return versioned_from_adopted(std::move(*legacy), legacy_flags);
+#else
+      static_cast<void>(legacy_flags);  // no flags without a versioned struct
+      return legacy;
+#endif
+    }
+  }
+  return capsule_name_error(capsule);
+}
+}  // namespace detail
+
+/// Takes ownership of the tensor in a `"dltensor_versioned"` or `"dltensor"` capsule (a legacy
+/// one is wrapped with to_versioned) and renames the capsule `"used_..."`. A used capsule or
+/// one of another name is refused and left untouched; a tensor that fails validation is
+/// released exactly once (the capsule stays renamed: ownership was taken).
+inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
+                                               const ValidateOptions& options = {}) {
+  return detail::import_capsule(capsule, options, 0);
+}
+
+/// As try_from_capsule, throwing the Error.
+inline ImportedTensor from_capsule(PyObject* capsule, const ValidateOptions& options = {}) {
+  return try_from_capsule(capsule, options).value();
+}
+
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

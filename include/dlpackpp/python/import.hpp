@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Owning import of any object that speaks DLPack: try_from_dlpack. The route, in the order
+/// this file reads: the type's entry picks the path; the exchange table imports where it can
+/// serve the request; otherwise `obj.__dlpack__(...)` is called (falling back once per type to
+/// the legacy protocol), its capsule is taken, and what the legacy protocol could not promise
+/// is checked. Adoption validates once, with every option the caller gave.
+#pragma once
+
+#include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/device.hpp"
+#include "dlpackpp/error.hpp"
+#include "dlpackpp/exchange_api.hpp"
+#include "dlpackpp/flags.hpp"
+#include "dlpackpp/python/capsule.hpp"
+#include "dlpackpp/python/errors.hpp"
+#include "dlpackpp/python/gil.hpp"
+#include "dlpackpp/python/state.hpp"
+#include "dlpackpp/python/type_cache.hpp"
+#include "dlpackpp/validate.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+
+/// How try_from_dlpack asks for a tensor: each optional is passed to `__dlpack__` as the
+/// keyword of the same name only when set; `validate` checks the imported tensor.
+struct ImportOptions {
+  /// The consumer's stream (`stream=`), for the producer to synchronize with.
+  std::optional<std::intptr_t> stream;
+  /// The device the consumer wants the tensor on (`dl_device=`).
+  std::optional<Device> dl_device;
+  /// True: the producer must copy; false: it must not (`copy=`).
+  std::optional<bool> copy;
+  /// Checks applied to the imported tensor.
+  ValidateOptions validate;
+  /// True: a tensor that came through the legacy protocol (which cannot say whether it may
+  /// be written) is imported READ_ONLY, as NumPy 2 does; false keeps it writable.
+  bool legacy_read_only = false;
+};
+
+namespace detail {
+
+// ---- 1. the path: the exchange table where it can serve the request ------------------------
+
+// The table cannot carry a stream, a target device or a copy request: those go through
+// __dlpack__.
+inline bool exchange_can_serve(const ImportOptions& options) noexcept {
+  return !options.stream && !options.dl_device && !(options.copy && *options.copy);
+}
+
+// Turns a failure of an exchange-table call into an Error, keeping the producer's Python
+// exception when it set one.
+DLPACKPP_COLD inline Error exchange_error(const Error& error, PyObject* obj, const char* what) {
+  if (PyErr_Occurred() == nullptr) return error;
+  std::string context = type_name_of(obj);
+  context += "'s exchange API ";
+  context += what;
+  return take_python_error(context);
+}
+
+#if DLPACKPP_HAS_EXCHANGE_API
+inline Result<ImportedTensor> import_exchange(const DLPackExchangeAPI* api, PyObject* obj,
+                                              const ImportOptions& options) {
+  Result<ManagedTensor> r = ::dlpackpp::managed_from_object(api, obj, options.validate);
+  if (DLPACKPP_UNLIKELY(!r))
+    return exchange_error(r.error(), obj, "managed_tensor_from_py_object_no_sync");
+  return r;
+}
+#endif
+
+// ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
+
+// Through `method` (the type's kept __dlpack__, which the caller holds a reference to) where
+// not NULL; a new reference or NULL with a Python exception set.
+inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
+                             const ImportOptions& options) {
+  // Arguments are borrowed by the call; only the ones made here are released after it.
+  PyObject* storage[6] = {nullptr, obj, nullptr, nullptr, nullptr, nullptr};
+  PyObject** args = storage + 1;  // storage[0] is the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
+  PyObject* made[2] = {nullptr, nullptr};
+  Py_ssize_t n = 1;
+  bool ok = true;
+  if ((mask & kw_max_version) != 0) args[n++] = in.max_version;
+  if ((mask & kw_stream) != 0) {
+    made[0] = PyLong_FromLongLong(static_cast<long long>(*options.stream));
+    ok = ok && (args[n++] = made[0]) != nullptr;
+  }
+  if ((mask & kw_dl_device) != 0) {
+    const Device d = *options.dl_device;
+    made[1] = Py_BuildValue("(ii)", static_cast<int>(d.type()), static_cast<int>(d.id()));
+    ok = ok && (args[n++] = made[1]) != nullptr;
+  }
+  if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
+  PyObject* result = nullptr;
+  if (ok && mask != 0 && in.kwnames[mask] == nullptr) {
+    PyObject* names = PyTuple_New(n - 1);
+    Py_ssize_t k = 0;
+    for (unsigned bit = 0; names != nullptr && bit < 4; ++bit) {
+      if ((mask & (1u << bit)) == 0) continue;
+      Py_INCREF(in.keyword_names[bit]);
+      PyTuple_SetItem(names, k++, in.keyword_names[bit]);
+    }
+    in.kwnames[mask] = names;
+    ok = names != nullptr;
+  }
+  if (ok) {
+#if DLPACKPP_PY_CACHE_DLPACK
+    if (method != nullptr) {
+      result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                   mask != 0 ? in.kwnames[mask] : nullptr);
+    } else {
+      result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                         mask != 0 ? in.kwnames[mask] : nullptr);
+    }
+#elif defined(Py_LIMITED_API) && Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000
+    static_cast<void>(method);
+    result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                       mask != 0 ? in.kwnames[mask] : nullptr);
+#else
+    method = PyObject_GetAttr(obj, in.str_dlpack);  // never kept without vectorcall
+    PyObject* empty = method != nullptr ? PyTuple_New(0) : nullptr;
+    PyObject* kwargs = empty != nullptr && mask != 0 ? PyDict_New() : nullptr;
+    bool built = empty != nullptr && (mask == 0 || kwargs != nullptr);
+    for (Py_ssize_t i = 1; built && i < n; ++i) {
+      built = PyDict_SetItem(kwargs, PyTuple_GetItem(in.kwnames[mask], i - 1), args[i]) == 0;
+    }
+    if (built) result = PyObject_Call(method, empty, kwargs);
+    Py_XDECREF(kwargs);
+    Py_XDECREF(empty);
+    Py_XDECREF(method);
+#endif
+  }
+  Py_XDECREF(made[0]);
+  Py_XDECREF(made[1]);
+  return result;
+}
+
+// The capsule of obj.__dlpack__: with max_version (and dl_device, copy) unless the type is
+// known to speak only the legacy protocol. An older producer rejects max_version with
+// TypeError: the call is retried without the new keywords. Unless the retry fails with
+// TypeError too (then the first TypeError meant something else and is the one reported), the
+// type speaks the legacy protocol: `legacy` turns true and is remembered for the type, and a
+// refusal of the retry (e.g. NumPy 1.x's BufferError for a read-only array) is reported.
+inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
+                                const ImportOptions& options) {
+#if !DLPACKPP_HAS_VERSIONED
+  legacy = true;  // this dlpack.h cannot read a versioned tensor, so never ask for one
+#endif
+  const unsigned legacy_mask = options.stream ? unsigned{kw_stream} : 0u;
+  unsigned mask = legacy_mask;
+  if (!legacy) {
+    mask |= kw_max_version;
+    if (options.dl_device) mask |= kw_dl_device;
+    if (options.copy) mask |= kw_copy;
+  }
+  PyObject* capsule = call_dlpack(in, obj, method, mask, options);
+  if (DLPACKPP_LIKELY(capsule != nullptr) || legacy ||
+      PyErr_ExceptionMatches(PyExc_TypeError) == 0) {
+    return capsule;
+  }
+  RaisedError first;
+  first.fetch();
+  capsule = call_dlpack(in, obj, method, legacy_mask, options);
+  if (capsule != nullptr || PyErr_ExceptionMatches(PyExc_TypeError) == 0) {
+    first.clear();
+    legacy = true;
+    remember_legacy(in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  } else {
+    PyErr_Clear();
+    first.restore();
+  }
+  return capsule;
+}
+
+// ---- 3. what the legacy protocol could not promise ----------------------------------------
+
+// It knows neither dl_device nor copy: the request is checked against what came.
+DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(ImportedTensor&& tensor,
+                                                                PyObject* obj,
+                                                                const ImportOptions& options) {
+  if (options.copy && *options.copy) {
+    tensor.reset();
+    return make_error(Errc::version_mismatch, type_name_of(obj),
+                      ".__dlpack__ speaks only the legacy protocol (it rejected max_version), "
+                      "which cannot promise the copy=True that was asked for");
+  }
+  if (options.dl_device && tensor.device() != *options.dl_device) {
+    const Device got = tensor.device();
+    tensor.reset();
+    return make_error(Errc::device_mismatch, type_name_of(obj), ".__dlpack__ gave a tensor on ",
+                      got.to_string(), ", dl_device asked for ", options.dl_device->to_string(),
+                      " and the legacy protocol cannot move it");
+  }
+  return std::move(tensor);
+}
+
+// Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
+inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
+                                            PyObject* method, const ImportOptions& options) {
+  const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
+  PyObject* capsule = dlpack_capsule(in, obj, held.get(), legacy, options);
+  if (DLPACKPP_UNLIKELY(capsule == nullptr))
+    return take_python_error(type_name_of(obj) + ".__dlpack__");
+  // What a legacy capsule cannot say: READ_ONLY, on request.
+  const std::uint64_t legacy_flags =
+      DLPACKPP_HAS_VERSIONED && options.legacy_read_only ? flag::read_only : 0u;
+  Result<ImportedTensor> r = import_capsule(capsule, options.validate, legacy_flags);
+  Py_DECREF(capsule);  // renamed when consumed, so its destructor does nothing
+  if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device)))
+    return check_legacy_result(std::move(*r), obj, options);
+  return r;
+}
+
+// try_from_dlpack once the interpreter state and the type's entry are known (try_borrow
+// has looked both up already when it falls back to an owning import).
+inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entry, PyObject* obj,
+                                            const ImportOptions& options) {
+#if DLPACKPP_HAS_EXCHANGE_API
+  if (entry.api != nullptr && exchange_can_serve(options))
+    return import_exchange(entry.api, obj, options);
+#endif
+  return import_dlpack(in, obj, entry.legacy, cached_dlpack(entry, obj), options);
+}
+
+}  // namespace detail
+
+/// Imports any object that speaks DLPack, taking ownership of what it exports. Where
+/// `type(obj)` offers the exchange API (and no stream, dl_device or copy=True is asked for)
+/// its `managed_tensor_from_py_object_no_sync` is used: no stream synchronization, so launch
+/// work on current_stream(obj, device). Otherwise `obj.__dlpack__(max_version=(1, N), ...)`,
+/// retried without the keywords an older producer rejects with TypeError (remembered per
+/// type). A Python exception from the producer comes back as an Error that
+/// set_python_error() re-raises unchanged.
+inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
+  if (DLPACKPP_UNLIKELY(obj == nullptr))
+    return detail::make_error(Errc::null_pointer, "object is NULL");
+  detail::Internals* in = detail::internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr))
+    return detail::take_python_error("dlpackpp's interpreter state");
+  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
+  if (DLPACKPP_UNLIKELY(entry == nullptr))
+    return detail::take_python_error("dlpackpp's type cache");
+  return detail::import_object(*in, *entry, obj, options);
+}
+
+/// As try_from_dlpack, throwing the Error.
+inline ImportedTensor from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
+  return try_from_dlpack(obj, options).value();
+}
+
+/// The producer's current work stream for `device`, from its exchange API: launch work that
+/// reads an exchange-imported tensor there. NULL for CPU or a producer without the exchange
+/// API.
+inline Result<void*> current_stream(PyObject* obj, Device device) {
+  if (obj == nullptr) return detail::make_error(Errc::null_pointer, "object is NULL");
+  if (device == Device::cpu()) return static_cast<void*>(nullptr);
+#if DLPACKPP_HAS_EXCHANGE_API
+  detail::Internals* in = detail::internals();
+  if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
+  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
+  if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
+  if (entry->api != nullptr) {
+    Result<void*> stream = ::dlpackpp::current_stream(entry->api, device);
+    if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
+    return stream;
+  }
+#endif
+  return static_cast<void*>(nullptr);
+}
+
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The instance of `dlpackpp.Tensor` and its exports. The C++ tensor is shared by the object
+/// and every export made of it (each a small DLPack struct of its own that points at the same
+/// buffer, shape and strides); the last of them to go releases it, on whatever thread that
+/// is, with no GIL needed: a count, not a Python reference, keeps it alive.
+#pragma once
+
+#include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/device.hpp"
+#include "dlpackpp/dtype.hpp"
+#include "dlpackpp/error.hpp"
+#include "dlpackpp/flags.hpp"
+#include "dlpackpp/managed_tensor.hpp"
+#include "dlpackpp/producers.hpp"
+#include "dlpackpp/python/capsule.hpp"
+#include "dlpackpp/python/state.hpp"
+#include "dlpackpp/tensor_view.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+
+/// Memory for blocks of type T, with one block kept for reuse: the exports of a tensor are
+/// made and dropped in quick succession, and malloc and free would be a large part of their
+/// cost. Lock-free (one atomic exchange each way), so a block may be given back on any thread.
+template <class T>
+struct BlockCache {
+  static std::atomic<void*>& spare() noexcept {
+    static std::atomic<void*> block{nullptr};  // constant-initialized; kept until exit
+    return block;
+  }
+  /// Uninitialized memory for a T, or NULL when out of memory.
+  static void* take() noexcept {
+    void* p = spare().exchange(nullptr, std::memory_order_acquire);
+    return p != nullptr ? p : ::operator new(sizeof(T), std::nothrow);
+  }
+  /// Memory that held a T (already destroyed), kept for the next take().
+  static void give_back(void* p) noexcept {
+    ::operator delete(spare().exchange(p, std::memory_order_acq_rel));
+  }
+};
+
+/// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
+/// (the object, each export).
+struct SharedTensor {
+  std::atomic<std::size_t> holders{1};
+  ImportedTensor tensor;
+  explicit SharedTensor(ImportedTensor&& t) noexcept : tensor(std::move(t)) {}
+};
+
+/// One holder gone; the last releases the tensor (its deleter runs here, exactly once).
+inline void let_go(SharedTensor* shared) noexcept {
+  if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    shared->~SharedTensor();
+    BlockCache<SharedTensor>::give_back(shared);
+  }
+}
+
+/// One export of a SharedTensor as a DLPack struct of kind M: the tensor's DLTensor as it is
+/// (the buffer, shape and strides stay owned by the shared tensor), one holder while alive.
+template <class M>
+struct SharedExport {
+  M managed;
+  SharedTensor* shared;
+
+  static void deleter(M* self) noexcept {
+    auto* e = static_cast<SharedExport*>(self->manager_ctx);
+    SharedTensor* shared = e->shared;
+    BlockCache<SharedExport>::give_back(e);  // trivially destructible
+    let_go(shared);
+  }
+};
+
+/// A new export of `shared` (empty when out of memory, with MemoryError raised).
+template <class M>
+BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
+  static_assert(std::is_trivially_destructible<SharedExport<M>>::value, "see deleter");
+  void* memory = BlockCache<SharedExport<M>>::take();
+  if (memory == nullptr) {
+    PyErr_NoMemory();
+    return {};
+  }
+  auto* e = ::new (memory) SharedExport<M>();
+  e->managed.dl_tensor = shared->tensor.get()->dl_tensor;
+  e->managed.manager_ctx = e;
+  e->managed.deleter = &SharedExport<M>::deleter;
+#if DLPACKPP_HAS_VERSIONED
+  if constexpr (std::is_same<M, DLManagedTensorVersioned>::value) {
+    e->managed.version.major = DLPACKPP_DLPACK_MAJOR;
+    e->managed.version.minor = DLPACKPP_DLPACK_MINOR;
+    e->managed.flags = shared->tensor.flags();
+  }
+#endif
+  shared->holders.fetch_add(1, std::memory_order_relaxed);  // a holder is adding one
+  e->shared = shared;
+  return BasicManagedTensor<M>::adopt_unchecked(&e->managed);  // validated when it was made
+}
+
+/// The instance layout of dlpackpp.Tensor. The tensor stays in the object until its first
+/// export moves it into a SharedTensor: an object never exported costs no allocation.
+struct TensorObject {
+  PyObject_HEAD ImportedTensor own;  ///< the tensor until the first export, then empty
+  SharedTensor* shared;              ///< from the first export on; one holder is the object
+  PyObject* shape;                   ///< tuple, made on first use
+  PyObject* device_tuple;            ///< (device_type, device_id), made on first use
+  bool exported;                     ///< exported (or imported through the table) at least once
+};
+
+inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
+  return in.tensor_type != nullptr && reinterpret_cast<PyObject*>(Py_TYPE(obj)) == in.tensor_type;
+}
+
+/// The object's tensor, wherever it is now. Moving it into a SharedTensor moves the handle
+/// only: the DLPack struct, and so any view of it, stays where it was.
+inline const ImportedTensor& tensor_of(const TensorObject* self) noexcept {
+  return self->shared != nullptr ? self->shared->tensor : self->own;
+}
+inline const ImportedTensor& tensor_of(PyObject* obj) noexcept {
+  return tensor_of(reinterpret_cast<const TensorObject*>(obj));
+}
+
+/// The object's SharedTensor, made on first use; NULL with MemoryError raised.
+inline SharedTensor* shared_of(TensorObject* self) noexcept {
+  if (self->shared == nullptr) {
+    void* memory = BlockCache<SharedTensor>::take();
+    if (memory == nullptr) {
+      PyErr_NoMemory();
+      return nullptr;
+    }
+    self->shared = ::new (memory) SharedTensor(std::move(self->own));
+  }
+  return self->shared;
+}
+
+/// Releases the object's hold on its tensor (tp_dealloc).
+inline void release_tensor(TensorObject* self) noexcept {
+  if (self->shared != nullptr)
+    let_go(self->shared);
+  else
+    self->own.~ImportedTensor();
+}
+
+/// obj's C++ tensor when obj is a dlpackpp.Tensor, else NULL. Valid while obj lives: exports
+/// share the tensor, they never take it away.
+inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcept {
+  return is_tensor_object(in, obj) ? &tensor_of(obj) : nullptr;
+}
+
+inline PyObject* shape_tuple(TensorObject* self) {
+  if (self->shape == nullptr) {
+    const IntSpan shape = tensor_of(self).shape();
+    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
+    for (std::size_t d = 0; tuple != nullptr && d < shape.size(); ++d) {
+      PyObject* extent = PyLong_FromLongLong(static_cast<long long>(shape[d]));
+      if (extent == nullptr)
+        Py_CLEAR(tuple);
+      else
+        PyTuple_SetItem(tuple, static_cast<Py_ssize_t>(d), extent);
+    }
+    self->shape = tuple;
+  }
+  return self->shape;
+}
+
+/// A compact host copy of `view` (copy=True); sub-byte types only when already contiguous.
+inline Result<ImportedTensor> copy_of(const TensorView& view) {
+  if (!view.device().is_host_accessible()) {
+    return make_error(Errc::unsupported_device, "copy=True of a tensor on ",
+                      view.device().to_string(),
+                      ": dlpackpp.Tensor copies host-accessible memory only");
+  }
+#if DLPACKPP_HAS_VERSIONED
+  const std::uint64_t flags = flag::is_copied | (view.flags() & flag::is_subbyte_type_padded);
+#else
+  const std::uint64_t flags = 0;
+#endif
+  Result<ImportedTensor> out =
+      try_allocate<ImportedTensor>(view.dtype(), view.shape(), Device::cpu(), flags);
+  if (!out || view.numel() == 0) return out;
+  auto* dst = static_cast<unsigned char*>(out->get()->dl_tensor.data);
+  const auto* src = static_cast<const unsigned char*>(view.const_data());
+  if (view.is_contiguous()) {
+    std::memcpy(dst, src, static_cast<std::size_t>(view.nbytes()));
+    return out;
+  }
+  if (view.dtype().is_subbyte()) {
+    return make_error(Errc::not_contiguous, "copy=True of a strided ", view.dtype().to_string(),
+                      " tensor: packed sub-byte elements are copied only when contiguous");
+  }
+  const auto item = static_cast<std::int64_t>(view.dtype().bits() / 8u * view.dtype().lanes());
+  const int ndim = view.ndim();
+  std::int64_t index[64] = {};  // ndim <= 64 is checked below; deeper tensors are refused
+  if (ndim > 64)
+    return make_error(Errc::invalid_ndim, "copy=True of a tensor with ", ndim,
+                      " dimensions (at most 64)");
+  const IntSpan shape = view.shape();
+  const IntSpan strides = view.strides();
+  for (std::int64_t n = 0; n < view.numel(); ++n) {
+    std::int64_t offset = 0;
+    for (int d = 0; d < ndim; ++d) offset += index[d] * strides[static_cast<std::size_t>(d)];
+    std::memcpy(dst + n * item, src + offset * item, static_cast<std::size_t>(item));
+    for (int d = ndim - 1; d >= 0; --d) {
+      if (++index[d] < shape[static_cast<std::size_t>(d)]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What import knows about a producer type, cached per interpreter (16 entries, each holding
+/// a strong reference to its type): its exchange table, whether it speaks only the legacy
+/// protocol, and its `__dlpack__` where calling that directly is exactly `obj.__dlpack__`.
+#pragma once
+
+#include "dlpackpp/python/python_h.hpp"
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/exchange_api.hpp"
+#include "dlpackpp/python/errors.hpp"
+#include "dlpackpp/python/state.hpp"
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+
+// The full API (3.9+, vectorcall) lets import keep a type's `__dlpack__` function instead of
+// looking the name up on every call. It is kept only where calling it with the object first
+// is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute lookup, its
+// instances have no __dict__ (nothing can shadow the method), and the attribute is a plain
+// function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). Types can be changed at run
+// time, so every use compares the type's tp_version_tag, which CPython changes whenever the
+// type or a base is modified: a modified type goes back to the name lookup for good.
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
+#define DLPACKPP_PY_CACHE_DLPACK 1
+#else
+#define DLPACKPP_PY_CACHE_DLPACK 0
+#endif
+
+// The type's exchange table: only a "dlpack_exchange_api" capsule in
+// `__dlpack_c_exchange_api__` (DLPack 1.3) is read. Anything else there (an integer, another
+// capsule, a property) and the 1.2 draft's `__c_dlpack_exchange_api__` are ignored: an
+// address in an integer cannot be checked, and dereferencing a stray one would crash. NULL
+// when absent, malformed or of another major version: the object then goes through
+// __dlpack__. No exception is left pending.
+DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObject* type) {
+#if DLPACKPP_HAS_EXCHANGE_API
+  const void* head = nullptr;
+  PyObject* attr = PyObject_GetAttr(type, in.str_exchange);
+  if (attr != nullptr && PyCapsule_IsValid(attr, "dlpack_exchange_api") != 0) {
+    head = PyCapsule_GetPointer(attr, "dlpack_exchange_api");
+  }
+  Py_XDECREF(attr);
+  PyErr_Clear();
+  if (head == nullptr) return nullptr;
+  return ::dlpackpp::find_exchange_api(static_cast<const DLPackExchangeAPIHeader*>(head));
+#else
+  static_cast<void>(in);
+  static_cast<void>(type);
+  return nullptr;
+#endif
+}
+
+// The type's `__dlpack__` where it may be kept (see DLPACKPP_PY_CACHE_DLPACK): a new
+// reference and the version tag it is valid for, else NULL (no exception pending).
+DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsigned int& tag) {
+#if DLPACKPP_PY_CACHE_DLPACK
+  auto* tp = reinterpret_cast<PyTypeObject*>(type);
+  bool has_dict = tp->tp_dictoffset != 0;
+#ifdef Py_TPFLAGS_MANAGED_DICT
+  has_dict = has_dict || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
+#endif
+  if (has_dict || tp->tp_getattro != PyObject_GenericGetAttr) return nullptr;
+  PyObject* attr = PyObject_GetAttr(type, in.str_dlpack);  // also gives the type a version tag
+  if (attr == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  if (!PyType_HasFeature(Py_TYPE(attr), Py_TPFLAGS_METHOD_DESCRIPTOR) ||
+      !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+    Py_DECREF(attr);
+    return nullptr;
+  }
+  tag = tp->tp_version_tag;
+  return attr;
+#else
+  static_cast<void>(in);
+  static_cast<void>(type);
+  static_cast<void>(tag);
+  return nullptr;
+#endif
+}
+
+// The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
+inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
+#if DLPACKPP_PY_CACHE_DLPACK
+  PyTypeObject* tp = Py_TYPE(obj);
+  if (entry.dlpack != nullptr && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) &&
+      tp->tp_version_tag == entry.version_tag) {
+    return entry.dlpack;
+  }
+#else
+  static_cast<void>(entry);
+  static_cast<void>(obj);
+#endif
+  return nullptr;
+}
+
+DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
+  const ExchangeApi* api = lookup_exchange_api(in, type);
+  unsigned int tag = 0;
+  PyObject* dlpack = lookup_dlpack(in, type, tag);
+  int slot = in.type_count;
+  PyObject* evicted = nullptr;
+  PyObject* evicted_dlpack = nullptr;
+  if (slot < Internals::type_slots) {
+    ++in.type_count;
+  } else {
+    slot = in.next_evict;
+    in.next_evict = (slot + 1) % Internals::type_slots;
+    evicted = in.types[slot].type;
+    evicted_dlpack = in.types[slot].dlpack;
+  }
+  Py_INCREF(type);
+  in.types[slot] = TypeEntry{type, api, false, dlpack, tag};
+  Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
+  Py_XDECREF(evicted);
+  for (int i = 0; i < in.type_count; ++i) {
+    if (in.types[i].type == type) return &in.types[i];
+  }
+  return nullptr;  // unreachable unless the decref above re-entered and evicted it again
+}
+
+/// What import knows about `type` (cached per type, strong reference). The pointer is valid
+/// until the next call into Python: read what you need at once.
+inline TypeEntry* find_type(Internals& in, PyObject* type) {
+  for (int i = 0; i < in.type_count; ++i) {
+    if (in.types[i].type == type) return &in.types[i];
+  }
+  return add_type(in, type);
+}
+
+/// The entry of obj's type; NULL with a Python exception set on failure.
+inline TypeEntry* type_entry_of(Internals& in, PyObject* obj) {
+  return find_type(in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+}
+
+/// Notes that `type`'s __dlpack__ rejected max_version: later imports skip the first try.
+inline void remember_legacy(Internals& in, PyObject* type) noexcept {
+  for (int i = 0; i < in.type_count; ++i) {
+    if (in.types[i].type == type) in.types[i].legacy = true;
+  }
+}
+
+}  // namespace detail
+
+#if DLPACKPP_HAS_EXCHANGE_API
+/// The usable DLPack exchange table of obj's type (cached per type), or NULL; never raises.
+inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
+  if (obj == nullptr) return nullptr;
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+  if (detail::Internals* in = detail::internals_if_cached()) {
+    for (int i = 0; i < in->type_count; ++i) {
+      if (in->types[i].type == type) return in->types[i].api;
+    }
+  }
+  // Not cached yet: the lookup may call into Python, around whatever is pending.
+  detail::PreserveError keep;
+  detail::Internals* in = detail::internals();
+  detail::TypeEntry* entry = in != nullptr ? detail::find_type(*in, type) : nullptr;
+  const DLPackExchangeAPI* api = entry != nullptr ? entry->api : nullptr;
+  PyErr_Clear();
+  return api;
+}
+#endif
+
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
