@@ -22,6 +22,9 @@
 
 DLPACKPP_BEGIN_NAMESPACE
 
+template <class DLManaged>
+struct AdoptedTensor;
+
 namespace detail {
 template <class M>
 struct managed_traits;
@@ -91,14 +94,43 @@ class BasicManagedTensor {
   /// returned. NULL is Errc::null_pointer. Never throws a validation error.
   DLPACKPP_FORCE_INLINE static Result<BasicManagedTensor> try_adopt(
       DLManaged* p, const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options);
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) return adopt_slowly(p, options, facts);
     return Result<BasicManagedTensor>(adopt_unchecked(p));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
   DLPACKPP_FORCE_INLINE static BasicManagedTensor adopt(DLManaged* p,
                                                         const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options).value();
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
+      return adopt_slowly(p, options, facts).value();
+    }
     return adopt_unchecked(p);
+  }
+
+  /// Adopts `p` as adopt() does and, from the same validation pass, a view of it that keeps
+  /// what validation learned (element count, layout, flags): `auto [t, v] = adopt_with_view(p);`.
+  /// The view reads the tensor in place and stays valid while `t`, or whatever `t` is moved
+  /// into, owns it. Failures release the tensor and report exactly as adopt() does.
+  DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> adopt_with_view(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
+      BasicManagedTensor owned = adopt_slowly(p, options, facts).value();
+      return with_view(std::move(owned), facts);
+    }
+    return with_view(adopt_unchecked(p), facts);
+  }
+  /// Non-throwing adopt_with_view().
+  DLPACKPP_FORCE_INLINE static Result<AdoptedTensor<DLManaged>> try_adopt_with_view(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
+      Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
+      if (!owned) return owned.error();
+      return with_view(*std::move(owned), facts);
+    }
+    return with_view(adopt_unchecked(p), facts);
   }
   /// Takes ownership of `p` without any check, for producers the caller trusts.
   static BasicManagedTensor adopt_unchecked(DLManaged* p) noexcept {
@@ -209,13 +241,7 @@ class BasicManagedTensor {
   }
 #endif
   /// All flag bits, unknown ones included (0 for a legacy tensor).
-  std::uint64_t flags() const noexcept {
-    if constexpr (is_versioned) {
-      return checked()->flags;
-    } else {
-      return 0;
-    }
-  }
+  std::uint64_t flags() const noexcept { return flags_of(checked()); }
   /// READ_ONLY: writes through this tensor are refused.
   bool read_only() const noexcept { return (flags() & flag::read_only) != 0; }
   /// IS_COPIED: the producer made a copy the consumer may treat as its own.
@@ -249,11 +275,10 @@ class BasicManagedTensor {
   }
 
   // The common case inline and message-free: a tensor of this major that the one-pass check
-  // accepts. Everything else, valid or not, takes adopt_slowly().
-  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p,
-                                            const ValidateOptions& options) noexcept {
+  // accepts, filling `facts`. Everything else, valid or not, takes adopt_slowly().
+  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options,
+                                            detail::TensorFacts& facts) noexcept {
     if (p == nullptr) return false;
-    detail::TensorFacts facts;
     if constexpr (is_versioned) {
       if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
       ValidateOptions with_flags = options;
@@ -264,9 +289,27 @@ class BasicManagedTensor {
     }
   }
 
-  // The whole catalogue, reporting the first problem; releases a refused tensor.
+  // The handle and its view, sharing what validation learned.
+  DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> with_view(
+      BasicManagedTensor&& owned, const detail::TensorFacts& facts) noexcept {
+    const DLManaged* p = owned.ptr_;
+    return AdoptedTensor<DLManaged>{std::move(owned),
+                                    TensorView::of_managed(p->dl_tensor, flags_of(p), facts)};
+  }
+  static std::uint64_t flags_of(const DLManaged* p) noexcept {
+    if constexpr (is_versioned) {
+      return p->flags;
+    } else {
+      static_cast<void>(p);
+      return 0;
+    }
+  }
+
+  // The whole catalogue, reporting the first problem and filling `facts` for a tensor it
+  // accepts; releases a refused tensor.
   DLPACKPP_COLD static Result<BasicManagedTensor> adopt_slowly(DLManaged* p,
-                                                               ValidateOptions options) {
+                                                               ValidateOptions options,
+                                                               detail::TensorFacts& facts) {
     if (p == nullptr)
       return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
     BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
@@ -275,7 +318,6 @@ class BasicManagedTensor {
       if (p->version.major != DLPACKPP_DLPACK_MAJOR) return version_error(std::move(owned));
       options.flags = p->flags;
     }
-    detail::TensorFacts facts;
     Result<void> ok = detail::diagnose(p->dl_tensor, options, facts);
     if (!ok) return ok.error();
     return Result<BasicManagedTensor>(std::move(owned));
@@ -291,6 +333,17 @@ class BasicManagedTensor {
   }
 
   DLManaged* ptr_ = nullptr;
+};
+
+/// What adopt_with_view() returns, for structured bindings: the owning handle and a view made
+/// by the same validation pass. The view reads the tensor in place (not the handle), so it stays
+/// valid while `tensor`, or whatever it is moved into, owns the tensor.
+template <class DLManaged>
+struct AdoptedTensor {
+  /// Owns the tensor.
+  BasicManagedTensor<DLManaged> tensor;
+  /// Views it, with the element count and layout validation found.
+  TensorView view;
 };
 
 /// Owner of a legacy `DLManagedTensor` (DLPack < 1.0 exchange).
@@ -319,6 +372,10 @@ struct ManagedTensorUnavailable {
   static ManagedTensorUnavailable try_adopt(A&&...);
   template <class... A>
   static ManagedTensorUnavailable adopt_unchecked(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable adopt_with_view(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable try_adopt_with_view(A&&...);
 };
 }  // namespace detail
 /// Not available with this dlpack.h: using it is a compile error that says why.

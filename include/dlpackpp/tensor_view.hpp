@@ -261,9 +261,16 @@ class TensorView {
 
   // A view reading a managed tensor's own DLTensor in place, which outlives the view.
   DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags) {
+    detail::TensorFacts facts;
+    detail::count_layout(t, facts.numel, facts.contiguous);
+    return of_managed(t, flags, facts);
+  }
+  // As above, for a tensor whose validation just learned `facts`: nothing is counted again.
+  DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags,
+                                                     const detail::TensorFacts& facts) {
     TensorView v(flags);
     v.storage_.point_at(t);
-    detail::count_layout(t, v.facts_.numel, v.facts_.contiguous);
+    v.facts_ = facts;
     return v;
   }
   explicit TensorView(std::uint64_t flags) noexcept : flags_(flags) {}  // then storage_, facts_
