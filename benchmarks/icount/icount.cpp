@@ -96,16 +96,15 @@ inline void read_facts(const View& v) {
 }
 
 [[gnu::noinline]] void cpp_consume(Fixture& f) {
-  const auto t = dlpackpp::ManagedTensor::adopt(&f.versioned);
-  const dlpackpp::TensorView v = t.view();
+  const auto [t, v] = dlpackpp::ManagedTensor::adopt_with_view(&f.versioned);
   v.require_dtype<float>().require_ndim(f.ndim).require_device(dlpackpp::Device::cpu());
   read_facts(v);
 }
 
 [[gnu::noinline]] void cpp_consume_try(Fixture& f) {
-  auto r = dlpackpp::ManagedTensor::try_adopt(&f.versioned);
+  auto r = dlpackpp::ManagedTensor::try_adopt_with_view(&f.versioned);
   if (!r) return;
-  const dlpackpp::TensorView v = r->view();
+  const dlpackpp::TensorView& v = r->view;
   if (!v.try_require_dtype<float>() || !v.try_require_ndim(f.ndim)) return;
   read_facts(v);
 }
@@ -126,8 +125,7 @@ inline void read_facts(const View& v) {
 }
 
 [[gnu::noinline]] void cpp_consume_null_strides(Fixture& f) {
-  const auto t = dlpackpp::LegacyManagedTensor::adopt(&f.legacy);
-  const dlpackpp::TensorView v = t.view();
+  const auto [t, v] = dlpackpp::LegacyManagedTensor::adopt_with_view(&f.legacy);
   v.require_dtype<float>().require_ndim(f.ndim).require_device(dlpackpp::Device::cpu());
   read_facts(v);
 }
@@ -325,7 +323,7 @@ int main() {
   };
   const Row rows[] = {
     {"consume versioned: adopt, view, require, read facts", "c_consume", "cpp_consume"},
-    {"  the same through try_adopt / try_require_*", "c_consume", "cpp_consume_try"},
+    {"  the same through try_adopt_with_view / try_require_*", "c_consume", "cpp_consume_try"},
     {"  the same through adopt_unchecked", "c_consume", "cpp_consume_unchecked"},
     {"consume legacy, NULL strides (normalized)", "c_consume_null_strides",
      "cpp_consume_null_strides"},
