@@ -42,6 +42,14 @@ struct managed_traits<DLManagedTensorVersioned> {
 };
 #endif
 
+/// Errc::version_mismatch for a struct of another DLPack major: `field` names the
+/// `version.major` that was read, `hint` is appended. One wording for tensors and tables.
+DLPACKPP_COLD inline Error version_mismatch_error(const char* field, std::uint32_t major,
+                                                  std::uint32_t minor, const char* hint = "") {
+  return make_error(Errc::version_mismatch, field, " is ", major, " (version ", major, '.', minor,
+                    "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only", hint);
+}
+
 /// Hands a tensor back to its producer: the deleter, when there is one, exactly once.
 template <class M>
 void release_to_producer(M* p) noexcept {
@@ -327,9 +335,7 @@ class BasicManagedTensor {
     const auto major = owned.ptr_->version.major;
     const auto minor = owned.ptr_->version.minor;
     owned.reset();
-    return detail::make_error(Errc::version_mismatch, "version.major is ", major,
-                              " (tensor version ", major, '.', minor,
-                              "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
+    return detail::version_mismatch_error("version.major", major, minor);
   }
 
   DLManaged* ptr_ = nullptr;
@@ -409,6 +415,7 @@ struct ConversionWrapper {
     return inner;
   }
 
+  /// A wrapper around `inner`, which it then owns; on bad_alloc nothing changes hands.
   static To* wrap(From* inner) {
     auto* wrapper = new ConversionWrapper{};
     wrapper->inner = inner;
@@ -418,6 +425,18 @@ struct ConversionWrapper {
     return &wrapper->outer;
   }
 };
+/// The versioned wrapper around a legacy tensor already checked under `flags`: the one place
+/// the wrap is made, without validating again (adoption just did). On bad_alloc `legacy`
+/// still owns its tensor.
+inline ManagedTensor versioned_from_checked(LegacyManagedTensor&& legacy, std::uint64_t flags) {
+  using Wrapper = ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
+  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
+  static_cast<void>(legacy.release());
+  out->version.major = DLPACKPP_DLPACK_MAJOR;
+  out->version.minor = DLPACKPP_DLPACK_MINOR;
+  out->flags = flags;
+  return ManagedTensor::adopt_unchecked(out);
+}
 }  // namespace detail
 
 /// A versioned tensor that owns `legacy`; the legacy deleter stays responsible for the
@@ -432,13 +451,7 @@ inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy,
   options.flags = flags;
   Result<void> valid = validate(legacy.get()->dl_tensor, options);
   if (!valid) return valid.error();
-  using Wrapper = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
-  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
-  static_cast<void>(legacy.release());
-  out->version.major = DLPACKPP_DLPACK_MAJOR;
-  out->version.minor = DLPACKPP_DLPACK_MINOR;
-  out->flags = flags;
-  return ManagedTensor::adopt_unchecked(out);
+  return detail::versioned_from_checked(std::move(legacy), flags);
 }
 /// As try_to_versioned, throwing on failure.
 inline ManagedTensor to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {

@@ -6,7 +6,6 @@
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/detail/layout.hpp"
-#include "dlpackpp/detail/view_errors.hpp"
 #include "dlpackpp/detail/view_storage.hpp"
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/dlpack.hpp"
@@ -15,6 +14,7 @@
 #include "dlpackpp/flags.hpp"
 #include "dlpackpp/int_array.hpp"
 #include "dlpackpp/int_span.hpp"
+#include "dlpackpp/rules/access.hpp"
 #include "dlpackpp/tensor_accessor.hpp"
 #include "dlpackpp/validate.hpp"
 

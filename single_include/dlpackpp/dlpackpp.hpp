@@ -38,14 +38,6 @@
 /// Order of preference:
 ///  1. a dlpack.h the translation unit already included (its include guard is set);
 ///  2. `DLPACKPP_DLPACK_HEADER`, a header name the user predefines, e.g. `<torch/dlpack.h>`;
-///  3. `<dlpack/dlpack.h>` found on the include path, unless DLPACKPP_USE_BUNDLED_DLPACK=1;
-///  4. dlpackpp's bundled, ABI-identical DLPack 1.3 header (refused when
-///     DLPACKPP_USE_BUNDLED_DLPACK=0, so a missing system header is an error, not a surprise).
-/// Chooses which dlpack.h is in force and tells the rest of the library what it offers.
-///
-/// Order of preference:
-///  1. a dlpack.h the translation unit already included (its include guard is set);
-///  2. `DLPACKPP_DLPACK_HEADER`, a header name the user predefines, e.g. `<torch/dlpack.h>`;
 ///  3. `<dlpack/dlpack.h>` from the include path, only when the user opts in with
 ///     `DLPACKPP_USE_BUNDLED_DLPACK=0` (the CMake option DLPACKPP_USE_SYSTEM_DLPACK sets it);
 ///  4. otherwise dlpackpp's bundled, ABI-identical DLPack 1.3 header.
@@ -885,11 +877,6 @@ Error make_error(Errc code, const Parts&... parts) {
   return Error(code, text.view());
 }
 
-/// Builds and throws (or reports) an Error; kept out of line from hot callers.
-template <class... Parts>
-[[noreturn]] void fail(Errc code, const Parts&... parts) {
-  throw_error(make_error(code, parts...));
-}
 }  // namespace detail
 
 namespace detail {
@@ -1062,10 +1049,15 @@ class [[nodiscard]] Result<void> {
   }
   /// Replaces the outcome with a copy of `other`'s.
   Result& operator=(const Result& other) noexcept {
-    if (this != &other) {
-      this->~Result();
-      ::new (static_cast<void*>(this)) Result(other);
+    if (this == &other) return *this;
+    if (!ok_ && !other.ok_) {
+      error_ = other.error_;
+    } else if (!ok_) {
+      error_.~Error();
+    } else if (!other.ok_) {
+      ::new (static_cast<void*>(&error_)) Error(other.error_);
     }
+    ok_ = other.ok_;
     return *this;
   }
   ~Result() {
@@ -2074,7 +2066,22 @@ DLPACKPP_END_NAMESPACE
 // ---- begin dlpackpp/validate.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// validate(): the one check every entry point applies to a DLTensor before trusting it.
+/// validate(): the one check every entry point applies to a DLTensor before trusting it, the
+/// quick check first and, only for a tensor it declines, the catalogue that names the problem.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
+// #include "dlpackpp/rules/diagnose.hpp" (inlined below)
+// ---- begin dlpackpp/rules/diagnose.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What a tensor must satisfy, check by check: the catalogue that names the first problem of
+/// a tensor the quick check (rules/quick_checks.hpp) declined, in the documented order, with
+/// messages built only here and only on failure.
 
 // #include "dlpackpp/detail/checked.hpp" (already inlined)
 // #include "dlpackpp/detail/config.hpp" (already inlined)
@@ -2274,6 +2281,28 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/error.hpp" (already inlined)
 // #include "dlpackpp/flags.hpp" (already inlined)
 // #include "dlpackpp/int_span.hpp" (already inlined)
+// #include "dlpackpp/rules/quick_checks.hpp" (inlined below)
+// ---- begin dlpackpp/rules/quick_checks.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What a tensor must satisfy, checked fast: the message-free, inline one-pass check that
+/// adoption, views and validate() apply first, and the byte and kind tests an export's quick
+/// path shares with it. A tensor it declines goes to rules/diagnose.hpp, never back here.
+
+// #include "dlpackpp/detail/checked.hpp" (already inlined)
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/layout.hpp" (already inlined)
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/flags.hpp" (already inlined)
+// #include "dlpackpp/validate_options.hpp" (inlined below)
+// ---- begin dlpackpp/validate_options.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// ValidateOptions: how strict validation is beyond what DLPack always requires.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
 
 #include <cstddef>
 #include <cstdint>
@@ -2292,31 +2321,15 @@ struct ValidateOptions {
   std::uint64_t flags = 0;
 };
 
-namespace detail {
+DLPACKPP_END_NAMESPACE
 
-/// Fills `out` with a DLTensor over caller-owned parts, after the two checks a DLTensor
-/// cannot express: the rank fits in ndim and strides (when given) match the shape. Empty
-/// strides become NULL, which validation then treats as compact row-major.
-inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, IntSpan strides,
-                                   Device device, std::uint64_t byte_offset, DLTensor& out) {
-  if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
-    return make_error(Errc::invalid_ndim, "shape has ", shape.size(),
-                      " dimensions, more than DLTensor::ndim can hold");
-  }
-  if (!strides.empty() && strides.size() != shape.size()) {
-    return make_error(Errc::invalid_argument, "strides has ", strides.size(),
-                      " values but shape has ", shape.size());
-  }
-  out = DLTensor{};
-  out.data = data;
-  out.device = device;
-  out.ndim = static_cast<decltype(out.ndim)>(shape.size());
-  out.dtype = dtype;
-  out.shape = const_cast<shape_field_t>(shape.data());
-  out.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
-  out.byte_offset = byte_offset;
-  return {};
-}
+// ---- end dlpackpp/validate_options.hpp ----
+
+#include <cstddef>
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
 
 /// What validation learns on the way; uninitialized until a check accepts the tensor.
 struct TensorFacts {
@@ -2332,6 +2345,171 @@ inline std::int64_t nbytes_of_valid(DLDataType dtype, std::int64_t numel,
                                      (flags & flag::is_subbyte_type_padded) != 0, bytes));
   return bytes;
 }
+
+/// Bit `code` of a device-type mask.
+constexpr std::uint64_t device_bit(std::int32_t code) noexcept { return std::uint64_t{1} << code; }
+
+/// Every DLPack device type this library names, as a bit mask of type codes, spelled from the
+/// named codes; test_validate checks that it agrees with device_name().
+constexpr std::uint64_t known_device_types() noexcept {
+  namespace c = device_code;
+  return device_bit(c::cpu) | device_bit(c::cuda) | device_bit(c::cuda_host) |
+         device_bit(c::opencl) | device_bit(c::vulkan) | device_bit(c::metal) | device_bit(c::vpi) |
+         device_bit(c::rocm) | device_bit(c::rocm_host) | device_bit(c::ext_dev) |
+         device_bit(c::cuda_managed) | device_bit(c::oneapi) | device_bit(c::webgpu) |
+         device_bit(c::hexagon) | device_bit(c::maia) | device_bit(c::trn);
+}
+
+/// check_device() without the messages: a known type and a non-negative id, tested on the
+/// struct's 64 bits at once.
+DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
+  const RawDevice raw = raw_device(device);
+  const std::uint64_t bits = std::uint64_t{static_cast<std::uint32_t>(raw.type)} |
+                             std::uint64_t{static_cast<std::uint32_t>(raw.id)} << 32;
+  // One test for a negative id (the sign bit of the high half) and a type code of 64 or
+  // more (any low-half bit above the mask's six), then the mask.
+  constexpr std::uint64_t negative_id = std::uint64_t{1} << 63;
+  constexpr std::uint64_t type_code_64_or_more = std::uint64_t{0xffffffffu} & ~std::uint64_t{63};
+  constexpr std::uint64_t out_of_range = negative_id | type_code_64_or_more;
+  return (bits & out_of_range) == 0 && ((known_device_types() >> (bits & 63u)) & 1u) != 0;
+}
+
+/// The kind of tensor the quick paths take: a valid whole-byte dtype on a known device, not
+/// flagged IS_SUBBYTE_TYPE_PADDED (which only sub-byte types may carry).
+DLPACKPP_FORCE_INLINE bool quick_kind(DLDataType dtype, DLDevice device,
+                                      std::uint64_t flags) noexcept {
+  return is_valid_whole_byte(dtype) && is_valid_device(device) &&
+         (flags & flag::is_subbyte_type_padded) == 0;
+}
+
+/// Element count and the span (offset of the farthest element plus one) of a strided tensor
+/// that is not row-major contiguous, for quick_accept(): positive extents, non-negative
+/// strides, nothing overflowing. False for anything else, which diagnose() then decides.
+DLPACKPP_FORCE_INLINE bool strided_extent(const std::int64_t* shape, const std::int64_t* strides,
+                                          int ndim, std::int64_t& numel,
+                                          std::int64_t& span) noexcept {
+  numel = 1;
+  span = 1;
+  for (int d = 0; d < ndim; ++d) {
+    const std::int64_t extent = shape[d];
+    std::int64_t reach = 0;
+    if (extent <= 0 || strides[d] < 0 || mul_overflows(numel, extent, numel) ||
+        mul_overflows(strides[d], extent - 1, reach) || add_overflows(span, reach, span)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The byte checks of quick_accept() and of an export's quick path, for a non-empty tensor
+/// whose elements, and the span from the first to the farthest, are each at most `count`
+/// elements: data is not NULL, the byte sizes fit in int64, byte_offset fits in a pointer
+/// offset, and data + byte_offset + the span does not wrap around the address space.
+DLPACKPP_FORCE_INLINE bool bytes_fit(const void* data, std::uint64_t byte_offset, DLDataType dtype,
+                                     std::int64_t count) noexcept {
+  // Whole bytes per lane here (the quick paths declined the rest), so sizes are products.
+  const std::int64_t element_bytes =
+      static_cast<std::int64_t>(dtype.bits >> 3) * static_cast<std::int64_t>(dtype.lanes);
+  std::int64_t bytes = 0;
+  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
+  if (DLPACKPP_UNLIKELY(data == nullptr)) return false;
+  if (DLPACKPP_UNLIKELY(byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
+  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
+  // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
+  // data + byte_offset and the span after it.
+  const std::uint64_t end = base + (byte_offset + static_cast<std::uint64_t>(bytes));
+#if UINTPTR_MAX < UINT64_MAX
+  if (end > UINTPTR_MAX) return false;
+#endif
+  return end >= base;
+}
+
+/// The element count of the quick paths, proving on the way that every extent is positive:
+/// add() each extent (false once the count overflows int64), then positive().
+struct PositiveCount {
+  std::int64_t numel = 1;
+  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
+
+  /// Multiplies `extent` in; false when the count overflows.
+  DLPACKPP_FORCE_INLINE bool add(std::int64_t extent) noexcept {
+    signs |= extent;
+    return !mul_overflows(numel, extent, numel);
+  }
+  /// No extent was zero or negative. A zero makes `numel - 1` negative; computed unsigned,
+  /// as negative extents may have multiplied to INT64_MIN without overflowing.
+  DLPACKPP_FORCE_INLINE bool positive() const noexcept {
+    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
+    return (signs | below) >= 0;
+  }
+};
+
+/// The common case, message-free and inline: a non-empty tensor of a valid whole-byte type
+/// on a known device, not padded, with NULL or non-negative strides. For a row-major
+/// contiguous tensor (what producers usually send) one pass over the shape counts the
+/// elements and proves the layout, whose span is then the count; other strided layouts take
+/// strided_extent(). Declines (false) anything else, valid or not, and diagnose() decides;
+/// it never accepts what diagnose() would refuse.
+DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
+                                        TensorFacts& facts) noexcept {
+  const auto ndim = static_cast<int>(t.ndim);
+  const std::int64_t* shape = t.shape;
+  const std::int64_t* strides = t.strides;
+  if (DLPACKPP_UNLIKELY(ndim < 0) || DLPACKPP_UNLIKELY(shape == nullptr && ndim != 0) ||
+      !quick_kind(t.dtype, t.device, options.flags) ||
+      (strides == nullptr && options.require_strides && ndim > 0)) {
+    return false;
+  }
+  PositiveCount count;
+  bool contiguous = true;
+  bool counted = false;
+  if (strides == nullptr) {
+    counted = each_dim_inside_out(
+        ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE { return count.add(shape[d]); });
+  } else {
+    // Inside out, the row-major stride of a dimension is the count so far; the common case
+    // matches it and never needs the extent compared with 1.
+    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+      if (DLPACKPP_UNLIKELY(strides[d] != count.numel) && shape[d] != 1) {
+        contiguous = false;
+        return false;
+      }
+      return count.add(shape[d]);
+    });
+  }
+  std::int64_t numel = count.numel;
+  if (DLPACKPP_LIKELY(counted)) {
+    // Contiguous (or NULL strides): the span is the count. Empty tensors and negative
+    // extents are declined.
+    if (!count.positive() || !bytes_fit(t.data, t.byte_offset, t.dtype, numel)) return false;
+  } else {
+    std::int64_t span = 0;
+    if (contiguous || !strided_extent(shape, strides, ndim, numel, span) ||
+        !bytes_fit(t.data, t.byte_offset, t.dtype, numel > span ? numel : span)) {
+      return false;
+    }
+  }
+  const std::size_t alignment = options.alignment;
+  if (alignment != 0) {
+    const std::uintptr_t first =
+        reinterpret_cast<std::uintptr_t>(t.data) + static_cast<std::uintptr_t>(t.byte_offset);
+    if ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0) return false;
+  }
+  facts.numel = numel;
+  facts.contiguous = contiguous;
+  return true;
+}
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/rules/quick_checks.hpp ----
+// #include "dlpackpp/validate_options.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
 
 /// The element count of an untrusted shape, naming a negative extent or an overflow.
 inline Result<std::int64_t> try_numel(IntSpan shape) {
@@ -2557,145 +2735,42 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
   return {};
 }
 
-/// Every DLPack device type this library names, as a bit mask of type codes: bit c is set
-/// when device_name(c) is not NULL. A literal, not a loop over the names, because compilers
-/// fold the call in every translation unit; test_validate checks that the two agree.
-constexpr std::uint64_t known_device_types() noexcept { return 0x7ff9e; }
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
 
-/// check_device() without the messages: a known type and a non-negative id, tested on the
-/// struct's 64 bits at once.
-DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
-  const RawDevice raw = raw_device(device);
-  const std::uint64_t bits = std::uint64_t{static_cast<std::uint32_t>(raw.type)} |
-                             std::uint64_t{static_cast<std::uint32_t>(raw.id)} << 32;
-  // One test for a negative id and a type code of 64 or more, then the mask.
-  constexpr std::uint64_t out_of_range = 0x80000000ffffffc0u;
-  return (bits & out_of_range) == 0 && ((known_device_types() >> (bits & 63u)) & 1u) != 0;
-}
+// ---- end dlpackpp/rules/diagnose.hpp ----
+// #include "dlpackpp/rules/quick_checks.hpp" (already inlined)
+// #include "dlpackpp/validate_options.hpp" (already inlined)
 
-/// The kind of tensor the quick paths take: a valid whole-byte dtype on a known device, not
-/// flagged IS_SUBBYTE_TYPE_PADDED (which only sub-byte types may carry).
-DLPACKPP_FORCE_INLINE bool quick_kind(DLDataType dtype, DLDevice device,
-                                      std::uint64_t flags) noexcept {
-  return is_valid_whole_byte(dtype) && is_valid_device(device) &&
-         (flags & flag::is_subbyte_type_padded) == 0;
-}
+#include <cstddef>
+#include <cstdint>
 
-/// Element count and the span (offset of the farthest element plus one) of a strided tensor
-/// that is not row-major contiguous, for quick_accept(): positive extents, non-negative
-/// strides, nothing overflowing. False for anything else, which diagnose() then decides.
-DLPACKPP_FORCE_INLINE bool strided_extent(const std::int64_t* shape, const std::int64_t* strides,
-                                          int ndim, std::int64_t& numel,
-                                          std::int64_t& span) noexcept {
-  numel = 1;
-  span = 1;
-  for (int d = 0; d < ndim; ++d) {
-    const std::int64_t extent = shape[d];
-    std::int64_t reach = 0;
-    if (extent <= 0 || strides[d] < 0 || mul_overflows(numel, extent, numel) ||
-        mul_overflows(strides[d], extent - 1, reach) || add_overflows(span, reach, span)) {
-      return false;
-    }
-  }
-  return true;
-}
+DLPACKPP_BEGIN_NAMESPACE
 
-/// The byte checks of quick_accept() and of an export's quick path, for a non-empty tensor
-/// whose elements, and the span from the first to the farthest, are each at most `count`
-/// elements: data is not NULL, the byte sizes fit in int64, byte_offset fits in a pointer
-/// offset, and data + byte_offset + the span does not wrap around the address space.
-DLPACKPP_FORCE_INLINE bool bytes_fit(const void* data, std::uint64_t byte_offset, DLDataType dtype,
-                                     std::int64_t count) noexcept {
-  // Whole bytes per lane here (the quick paths declined the rest), so sizes are products.
-  const std::int64_t element_bytes =
-      static_cast<std::int64_t>(dtype.bits >> 3) * static_cast<std::int64_t>(dtype.lanes);
-  std::int64_t bytes = 0;
-  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
-  if (DLPACKPP_UNLIKELY(data == nullptr)) return false;
-  if (DLPACKPP_UNLIKELY(byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
-  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
-  // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
-  // data + byte_offset and the span after it.
-  const std::uint64_t end = base + (byte_offset + static_cast<std::uint64_t>(bytes));
-#if UINTPTR_MAX < UINT64_MAX
-  if (end > UINTPTR_MAX) return false;
-#endif
-  return end >= base;
-}
+namespace detail {
 
-/// The element count of the quick paths, proving on the way that every extent is positive:
-/// add() each extent (false once the count overflows int64), then positive().
-struct PositiveCount {
-  std::int64_t numel = 1;
-  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
-
-  /// Multiplies `extent` in; false when the count overflows.
-  DLPACKPP_FORCE_INLINE bool add(std::int64_t extent) noexcept {
-    signs |= extent;
-    return !mul_overflows(numel, extent, numel);
+/// Fills `out` with a DLTensor over caller-owned parts, after the two checks a DLTensor
+/// cannot express: the rank fits in ndim and strides (when given) match the shape. Empty
+/// strides become NULL, which validation then treats as compact row-major.
+inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                                   Device device, std::uint64_t byte_offset, DLTensor& out) {
+  if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
+    return make_error(Errc::invalid_ndim, "shape has ", shape.size(),
+                      " dimensions, more than DLTensor::ndim can hold");
   }
-  /// No extent was zero or negative. A zero makes `numel - 1` negative; computed unsigned,
-  /// as negative extents may have multiplied to INT64_MIN without overflowing.
-  DLPACKPP_FORCE_INLINE bool positive() const noexcept {
-    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
-    return (signs | below) >= 0;
+  if (!strides.empty() && strides.size() != shape.size()) {
+    return make_error(Errc::invalid_argument, "strides has ", strides.size(),
+                      " values but shape has ", shape.size());
   }
-};
-
-/// The common case, message-free and inline: a non-empty tensor of a valid whole-byte type
-/// on a known device, not padded, with NULL or non-negative strides. For a row-major
-/// contiguous tensor (what producers usually send) one pass over the shape counts the
-/// elements and proves the layout, whose span is then the count; other strided layouts take
-/// strided_extent(). Declines (false) anything else, valid or not, and diagnose() decides;
-/// it never accepts what diagnose() would refuse.
-DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
-                                        TensorFacts& facts) noexcept {
-  const auto ndim = static_cast<int>(t.ndim);
-  const std::int64_t* shape = t.shape;
-  const std::int64_t* strides = t.strides;
-  if (DLPACKPP_UNLIKELY(ndim < 0) || DLPACKPP_UNLIKELY(shape == nullptr && ndim != 0) ||
-      !quick_kind(t.dtype, t.device, options.flags) ||
-      (strides == nullptr && options.require_strides && ndim > 0)) {
-    return false;
-  }
-  PositiveCount count;
-  bool contiguous = true;
-  bool counted = false;
-  if (strides == nullptr) {
-    counted = each_dim_inside_out(
-        ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE { return count.add(shape[d]); });
-  } else {
-    // Inside out, the row-major stride of a dimension is the count so far; the common case
-    // matches it and never needs the extent compared with 1.
-    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
-      if (DLPACKPP_UNLIKELY(strides[d] != count.numel) && shape[d] != 1) {
-        contiguous = false;
-        return false;
-      }
-      return count.add(shape[d]);
-    });
-  }
-  std::int64_t numel = count.numel;
-  if (DLPACKPP_LIKELY(counted)) {
-    // Contiguous (or NULL strides): the span is the count. Empty tensors and negative
-    // extents are declined.
-    if (!count.positive() || !bytes_fit(t.data, t.byte_offset, t.dtype, numel)) return false;
-  } else {
-    std::int64_t span = 0;
-    if (contiguous || !strided_extent(shape, strides, ndim, numel, span) ||
-        !bytes_fit(t.data, t.byte_offset, t.dtype, numel > span ? numel : span)) {
-      return false;
-    }
-  }
-  const std::size_t alignment = options.alignment;
-  if (alignment != 0) {
-    const std::uintptr_t first =
-        reinterpret_cast<std::uintptr_t>(t.data) + static_cast<std::uintptr_t>(t.byte_offset);
-    if ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0) return false;
-  }
-  facts.numel = numel;
-  facts.contiguous = contiguous;
-  return true;
+  out = DLTensor{};
+  out.data = data;
+  out.device = device;
+  out.ndim = static_cast<decltype(out.ndim)>(shape.size());
+  out.dtype = dtype;
+  out.shape = const_cast<shape_field_t>(shape.data());
+  out.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
+  out.byte_offset = byte_offset;
+  return {};
 }
 
 /// Checks `t` and fills `facts`; allocates only to describe a failure.
@@ -2892,176 +2967,6 @@ DLPACKPP_END_NAMESPACE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/detail/layout.hpp" (already inlined)
-// #include "dlpackpp/detail/view_errors.hpp" (inlined below)
-// ---- begin dlpackpp/detail/view_errors.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-/// @file
-/// The consumer checks shared by TensorView and the typed fast path of ManagedTensor, with
-/// their messages built out of line and laid out cold so each check inlines to a compare
-/// and a branch.
-
-// #include "dlpackpp/detail/config.hpp" (already inlined)
-// #include "dlpackpp/device.hpp" (already inlined)
-// #include "dlpackpp/dlpack.hpp" (already inlined)
-// #include "dlpackpp/dtype.hpp" (already inlined)
-// #include "dlpackpp/error.hpp" (already inlined)
-// #include "dlpackpp/flags.hpp" (already inlined)
-// #include "dlpackpp/int_span.hpp" (already inlined)
-
-#include <cstddef>
-#include <cstdint>
-#include <type_traits>
-
-DLPACKPP_BEGIN_NAMESPACE
-namespace detail {
-
-/// "dtype is float64, <what>float32".
-DLPACKPP_COLD inline Error dtype_error(DataType actual, DataType wanted, const char* what) {
-  return make_error(Errc::dtype_mismatch, "dtype is ", actual.to_string(), ", ", what,
-                    wanted.to_string());
-}
-
-/// "ndim is 3, <what>2".
-DLPACKPP_COLD inline Error rank_error(int actual, int wanted, const char* what) {
-  return make_error(Errc::rank_mismatch, "ndim is ", actual, ", ", what, wanted);
-}
-
-/// "device is cuda:0, required cpu".
-DLPACKPP_COLD inline Error device_error(Device actual, Device wanted) {
-  return make_error(Errc::device_mismatch, "device is ", actual.to_string(), ", required ",
-                    wanted.to_string());
-}
-
-/// A mutable access to a READ_ONLY tensor.
-DLPACKPP_COLD inline Error read_only_error() {
-  return make_error(Errc::read_only,
-                    "tensor is READ_ONLY; read it through a const type or const_data()");
-}
-
-/// Typed access to elements packed below one byte.
-DLPACKPP_COLD inline Error packed_error(DataType dtype) {
-  return make_error(Errc::unsupported_dtype, "dtype ", dtype.to_string(),
-                    " is packed below one byte per element; elements are not addressable");
-}
-
-/// Typed access whose first element is not aligned for the C++ type.
-DLPACKPP_COLD inline Error misaligned_error(std::uintptr_t address, std::size_t alignment,
-                                            DataType dtype) {
-  return make_error(Errc::misaligned, "data + byte_offset is ", address, ", not aligned to ",
-                    alignment, " bytes as ", dtype.to_string(), " access requires");
-}
-
-/// A dimension index outside [-ndim, ndim).
-DLPACKPP_COLD inline Error dim_error(int d, int ndim) {
-  return make_error(Errc::out_of_range, "dimension ", d, " is out of range for ndim ", ndim);
-}
-
-/// The first element of a tensor: data + byte_offset in address arithmetic, so an unchecked
-/// tensor's wild offset cannot make pointer arithmetic undefined; NULL when data is.
-inline void* first_element(const DLTensor& t) noexcept {
-  if (t.data == nullptr) return nullptr;
-  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(t.data) +
-                                 static_cast<std::uintptr_t>(t.byte_offset));
-}
-
-/// Typed access as T reads a DLPack bool as C++ bool only through BoolByte.
-template <class T>
-constexpr void assert_not_bool() noexcept {
-  static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
-                "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
-                "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
-                "tensors as dlpackpp::BoolByte");
-}
-
-// The rules of typed access, one predicate each, shared by the fast checks (*_ok) and the
-// diagnoses (*_problem) below.
-template <class T>
-constexpr bool writable_as(std::uint64_t flags) noexcept {
-  return std::is_const<T>::value || (flags & flag::read_only) == 0;
-}
-template <class T>
-inline bool aligned_as(const void* first) noexcept {
-  return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
-}
-/// Elements have addresses unless they are packed below one byte.
-constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
-  return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
-}
-
-/// Typed access to the elements at `first` as T is allowed: dtype, writability, alignment.
-template <class T>
-DLPACKPP_FORCE_INLINE bool element_ok(DataType dtype, std::uint64_t flags,
-                                      const void* first) noexcept {
-  assert_not_bool<T>();
-  return dtype == dtype_of<T> && writable_as<T>(flags) && aligned_as<T>(first);
-}
-
-/// An accessor of rank N over the elements is allowed: element_ok(), the rank, addresses.
-template <class T, int N>
-DLPACKPP_FORCE_INLINE bool accessor_ok(DataType dtype, std::uint64_t flags, int ndim,
-                                       const void* first) noexcept {
-  return element_ok<T>(dtype, flags, first) && ndim == N && addressable(dtype, flags);
-}
-
-/// Why element_ok() refuses: the first failing rule as an Error.
-template <class T>
-Result<void> element_problem(DataType dtype, std::uint64_t flags, const void* first) {
-  assert_not_bool<T>();
-  constexpr DataType wanted = dtype_of<T>;
-  if (DLPACKPP_UNLIKELY(dtype != wanted)) return dtype_error(dtype, wanted, "accessed as ");
-  if (DLPACKPP_UNLIKELY(!writable_as<T>(flags))) return read_only_error();
-  if (DLPACKPP_UNLIKELY(!aligned_as<T>(first))) {
-    return misaligned_error(reinterpret_cast<std::uintptr_t>(first), alignof(T), wanted);
-  }
-  return {};
-}
-
-/// Why accessor_ok() refuses: the first failing rule as an Error.
-template <class T, int N>
-Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, const void* first) {
-  Result<void> ok = element_problem<T>(dtype, flags, first);
-  if (DLPACKPP_UNLIKELY(!ok)) return ok;
-  if (DLPACKPP_UNLIKELY(ndim != N)) return rank_error(ndim, N, "accessor rank is ");
-  if (DLPACKPP_UNLIKELY(!addressable(dtype, flags))) return packed_error(dtype);
-  return {};
-}
-
-/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
-/// nothing but the tensor's address, so the hot caller prepares no arguments.
-template <class T>
-DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
-  return element_problem<T>(t.dtype, flags, first_element(t)).error();
-}
-
-/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
-template <class T, int N>
-DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
-  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
-}
-
-/// require_shape(): rank, then the wildcard's range, then the first differing extent.
-inline Result<void> shape_problem(IntSpan actual, IntSpan expected) {
-  if (DLPACKPP_UNLIKELY(expected.size() != actual.size())) {
-    return make_error(Errc::rank_mismatch, "ndim is ", actual.size(), ", required shape has ",
-                      expected.size(), " dimensions");
-  }
-  for (std::size_t d = 0; d < actual.size(); ++d) {
-    const std::int64_t want = expected[d];
-    if (DLPACKPP_UNLIKELY(want < -1)) {
-      return make_error(Errc::invalid_argument, "required shape[", d, "] is ", want,
-                        ", must be >= 0 or -1 (any)");
-    }
-    if (DLPACKPP_UNLIKELY(want != -1 && want != actual[d])) {
-      return make_error(Errc::shape_mismatch, "shape[", d, "] is ", actual[d], ", required ", want);
-    }
-  }
-  return {};
-}
-
-}  // namespace detail
-DLPACKPP_END_NAMESPACE
-
-// ---- end dlpackpp/detail/view_errors.hpp ----
 // #include "dlpackpp/detail/view_storage.hpp" (inlined below)
 // ---- begin dlpackpp/detail/view_storage.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -3310,6 +3215,178 @@ DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/int_array.hpp ----
 // #include "dlpackpp/int_span.hpp" (already inlined)
+// #include "dlpackpp/rules/access.hpp" (inlined below)
+// ---- begin dlpackpp/rules/access.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The access rules: what a consumer may do with a validated tensor (typed access by dtype,
+/// writability, alignment and addressability; rank, shape and device requirements), shared by
+/// TensorView, ManagedTensor's typed fast path, iterate.hpp and mdspan.hpp. Messages are built
+/// out of line and laid out cold, so each check inlines to a compare and a branch. Sits above
+/// the value types it reads (device, dtype, error, flags, int_span).
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/flags.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// "dtype is float64, <what>float32".
+DLPACKPP_COLD inline Error dtype_error(DataType actual, DataType wanted, const char* what) {
+  return make_error(Errc::dtype_mismatch, "dtype is ", actual.to_string(), ", ", what,
+                    wanted.to_string());
+}
+
+/// "ndim is 3, <what>2".
+DLPACKPP_COLD inline Error rank_error(int actual, int wanted, const char* what) {
+  return make_error(Errc::rank_mismatch, "ndim is ", actual, ", ", what, wanted);
+}
+
+/// "device is cuda:0, required cpu".
+DLPACKPP_COLD inline Error device_error(Device actual, Device wanted) {
+  return make_error(Errc::device_mismatch, "device is ", actual.to_string(), ", required ",
+                    wanted.to_string());
+}
+
+/// A mutable access to a READ_ONLY tensor.
+DLPACKPP_COLD inline Error read_only_error() {
+  return make_error(Errc::read_only,
+                    "tensor is READ_ONLY; read it through a const type or const_data()");
+}
+
+/// Typed access to elements packed below one byte.
+DLPACKPP_COLD inline Error packed_error(DataType dtype) {
+  return make_error(Errc::unsupported_dtype, "dtype ", dtype.to_string(),
+                    " is packed below one byte per element; elements are not addressable");
+}
+
+/// Typed access whose first element is not aligned for the C++ type.
+DLPACKPP_COLD inline Error misaligned_error(std::uintptr_t address, std::size_t alignment,
+                                            DataType dtype) {
+  return make_error(Errc::misaligned, "data + byte_offset is ", address, ", not aligned to ",
+                    alignment, " bytes as ", dtype.to_string(), " access requires");
+}
+
+/// A dimension index outside [-ndim, ndim).
+DLPACKPP_COLD inline Error dim_error(int d, int ndim) {
+  return make_error(Errc::out_of_range, "dimension ", d, " is out of range for ndim ", ndim);
+}
+
+/// The first element of a tensor: data + byte_offset in address arithmetic, so an unchecked
+/// tensor's wild offset cannot make pointer arithmetic undefined; NULL when data is.
+inline void* first_element(const DLTensor& t) noexcept {
+  if (t.data == nullptr) return nullptr;
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(t.data) +
+                                 static_cast<std::uintptr_t>(t.byte_offset));
+}
+
+/// Typed access as T reads a DLPack bool as C++ bool only through BoolByte.
+template <class T>
+constexpr void assert_not_bool() noexcept {
+  static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
+                "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
+                "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
+                "tensors as dlpackpp::BoolByte");
+}
+
+// The rules of typed access, one predicate each, shared by the fast checks (*_ok) and the
+// diagnoses (*_problem) below.
+template <class T>
+constexpr bool writable_as(std::uint64_t flags) noexcept {
+  return std::is_const<T>::value || (flags & flag::read_only) == 0;
+}
+template <class T>
+inline bool aligned_as(const void* first) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
+}
+/// Elements have addresses unless they are packed below one byte.
+constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
+  return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
+}
+
+/// Typed access to the elements at `first` as T is allowed: dtype, writability, alignment.
+template <class T>
+DLPACKPP_FORCE_INLINE bool element_ok(DataType dtype, std::uint64_t flags,
+                                      const void* first) noexcept {
+  assert_not_bool<T>();
+  return dtype == dtype_of<T> && writable_as<T>(flags) && aligned_as<T>(first);
+}
+
+/// An accessor of rank N over the elements is allowed: element_ok(), the rank, addresses.
+template <class T, int N>
+DLPACKPP_FORCE_INLINE bool accessor_ok(DataType dtype, std::uint64_t flags, int ndim,
+                                       const void* first) noexcept {
+  return element_ok<T>(dtype, flags, first) && ndim == N && addressable(dtype, flags);
+}
+
+/// Why element_ok() refuses: the first failing rule as an Error.
+template <class T>
+Result<void> element_problem(DataType dtype, std::uint64_t flags, const void* first) {
+  assert_not_bool<T>();
+  constexpr DataType wanted = dtype_of<T>;
+  if (DLPACKPP_UNLIKELY(dtype != wanted)) return dtype_error(dtype, wanted, "accessed as ");
+  if (DLPACKPP_UNLIKELY(!writable_as<T>(flags))) return read_only_error();
+  if (DLPACKPP_UNLIKELY(!aligned_as<T>(first))) {
+    return misaligned_error(reinterpret_cast<std::uintptr_t>(first), alignof(T), wanted);
+  }
+  return {};
+}
+
+/// Why accessor_ok() refuses: the first failing rule as an Error.
+template <class T, int N>
+Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, const void* first) {
+  Result<void> ok = element_problem<T>(dtype, flags, first);
+  if (DLPACKPP_UNLIKELY(!ok)) return ok;
+  if (DLPACKPP_UNLIKELY(ndim != N)) return rank_error(ndim, N, "accessor rank is ");
+  if (DLPACKPP_UNLIKELY(!addressable(dtype, flags))) return packed_error(dtype);
+  return {};
+}
+
+/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
+/// nothing but the tensor's address, so the hot caller prepares no arguments.
+template <class T>
+DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
+  return element_problem<T>(t.dtype, flags, first_element(t)).error();
+}
+
+/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
+template <class T, int N>
+DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
+  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
+}
+
+/// require_shape(): rank, then the wildcard's range, then the first differing extent.
+inline Result<void> shape_problem(IntSpan actual, IntSpan expected) {
+  if (DLPACKPP_UNLIKELY(expected.size() != actual.size())) {
+    return make_error(Errc::rank_mismatch, "ndim is ", actual.size(), ", required shape has ",
+                      expected.size(), " dimensions");
+  }
+  for (std::size_t d = 0; d < actual.size(); ++d) {
+    const std::int64_t want = expected[d];
+    if (DLPACKPP_UNLIKELY(want < -1)) {
+      return make_error(Errc::invalid_argument, "required shape[", d, "] is ", want,
+                        ", must be >= 0 or -1 (any)");
+    }
+    if (DLPACKPP_UNLIKELY(want != -1 && want != actual[d])) {
+      return make_error(Errc::shape_mismatch, "shape[", d, "] is ", actual[d], ", required ", want);
+    }
+  }
+  return {};
+}
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/rules/access.hpp ----
 // #include "dlpackpp/tensor_accessor.hpp" (already inlined)
 // #include "dlpackpp/validate.hpp" (already inlined)
 
@@ -3702,6 +3779,14 @@ struct managed_traits<DLManagedTensorVersioned> {
 };
 #endif
 
+/// Errc::version_mismatch for a struct of another DLPack major: `field` names the
+/// `version.major` that was read, `hint` is appended. One wording for tensors and tables.
+DLPACKPP_COLD inline Error version_mismatch_error(const char* field, std::uint32_t major,
+                                                  std::uint32_t minor, const char* hint = "") {
+  return make_error(Errc::version_mismatch, field, " is ", major, " (version ", major, '.', minor,
+                    "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only", hint);
+}
+
 /// Hands a tensor back to its producer: the deleter, when there is one, exactly once.
 template <class M>
 void release_to_producer(M* p) noexcept {
@@ -3987,9 +4072,7 @@ class BasicManagedTensor {
     const auto major = owned.ptr_->version.major;
     const auto minor = owned.ptr_->version.minor;
     owned.reset();
-    return detail::make_error(Errc::version_mismatch, "version.major is ", major,
-                              " (tensor version ", major, '.', minor,
-                              "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
+    return detail::version_mismatch_error("version.major", major, minor);
   }
 
   DLManaged* ptr_ = nullptr;
@@ -4069,6 +4152,7 @@ struct ConversionWrapper {
     return inner;
   }
 
+  /// A wrapper around `inner`, which it then owns; on bad_alloc nothing changes hands.
   static To* wrap(From* inner) {
     auto* wrapper = new ConversionWrapper{};
     wrapper->inner = inner;
@@ -4078,6 +4162,18 @@ struct ConversionWrapper {
     return &wrapper->outer;
   }
 };
+/// The versioned wrapper around a legacy tensor already checked under `flags`: the one place
+/// the wrap is made, without validating again (adoption just did). On bad_alloc `legacy`
+/// still owns its tensor.
+inline ManagedTensor versioned_from_checked(LegacyManagedTensor&& legacy, std::uint64_t flags) {
+  using Wrapper = ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
+  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
+  static_cast<void>(legacy.release());
+  out->version.major = DLPACKPP_DLPACK_MAJOR;
+  out->version.minor = DLPACKPP_DLPACK_MINOR;
+  out->flags = flags;
+  return ManagedTensor::adopt_unchecked(out);
+}
 }  // namespace detail
 
 /// A versioned tensor that owns `legacy`; the legacy deleter stays responsible for the
@@ -4092,13 +4188,7 @@ inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy,
   options.flags = flags;
   Result<void> valid = validate(legacy.get()->dl_tensor, options);
   if (!valid) return valid.error();
-  using Wrapper = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
-  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
-  static_cast<void>(legacy.release());
-  out->version.major = DLPACKPP_DLPACK_MAJOR;
-  out->version.minor = DLPACKPP_DLPACK_MINOR;
-  out->flags = flags;
-  return ManagedTensor::adopt_unchecked(out);
+  return detail::versioned_from_checked(std::move(legacy), flags);
 }
 /// As try_to_versioned, throwing on failure.
 inline ManagedTensor to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
@@ -4189,7 +4279,7 @@ struct version_field<M, std::void_t<decltype(M{}.version)>> {
 template <class M>
 using DLPackVersionOrNothing = typename version_field<M>::type;
 
-/// The struct a handle owns, and its deleter's signature.
+/// The struct a handle owns.
 template <class Handle>
 using managed_of = typename Handle::managed_type;
 
@@ -4361,8 +4451,11 @@ Result<Handle> export_slowly(void* data, DataType dtype, IntSpan shape, IntSpan 
   if (DLPACKPP_UNLIKELY(!parts)) return parts.error();
   ValidateOptions options;
   options.flags = flags;
+  // quick_export() declined these parts, or they carry strides it does not take: the
+  // catalogue decides, walked once (the quick check would only decline them again or repeat
+  // for given strides what the catalogue proves).
   TensorFacts facts;
-  Result<void> ok = inspect(t, options, facts);
+  Result<void> ok = diagnose(t, options, facts);
   if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
   if (DLPACKPP_UNLIKELY(capacity >= 0 && facts.numel > capacity)) {
     return capacity_error(facts.numel, capacity);

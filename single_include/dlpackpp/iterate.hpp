@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Any-rank element loops over a TensorView: for_each_element() and for_each_indexed() visit
-/// every element of a view whose rank is known only at run time, in memory order, so callers
-/// never write an odometer. Opt-in (not in the umbrella header).
+/// every element of a view whose rank is known only at run time, in ascending addresses
+/// wherever the layout allows it, so callers never write an odometer. Opt-in (not in the umbrella
+/// header).
 #pragma once
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: the whole core
@@ -23,7 +24,10 @@ inline constexpr int iteration_max_dims = 64;
 
 /// The loop nest for one view, outermost dimension first. Strides are in elements and never
 /// negative: a dimension walked backwards in memory is flipped (`base` moves to its far end),
-/// so sorting by stride gives memory order.
+/// and the dimensions are sorted by stride. When the strides nest (each at least the span of
+/// the dimensions inside it, as in every compact or padded layout) that order visits
+/// ascending addresses; interleaved strides are walked in the same stride order, which then
+/// is not ascending.
 struct IterationPlan {
   std::int64_t extent[iteration_max_dims];
   std::int64_t stride[iteration_max_dims];
@@ -126,14 +130,15 @@ Result<T*> iteration_pointer(const TensorView& view) {
 
 }  // namespace detail
 
-/// Calls `f(x)` with a `T&` for every element of `view`, in memory order (so a compact view,
-/// whatever its dimension order, is read front to back), for any rank. Size-1 dimensions are
-/// skipped, negative strides walked backwards in index order, and loops that walk memory as
-/// one are fused, so the innermost loop is a contiguous pointer loop whenever the layout
-/// allows. Checks as TensorView::data<T>() does (Errc::dtype_mismatch, read_only for a
-/// non-const T, misaligned), refuses packed sub-byte types (Errc::unsupported_dtype) and
-/// memory the host cannot read (Errc::device_mismatch). An element that stride 0 repeats is
-/// visited once per index. For example
+/// Calls `f(x)` with a `T&` for every element of `view`, for any rank, largest stride
+/// outermost: in ascending addresses whenever the strides nest (a compact or padded view,
+/// whatever its dimension order, is read front to back); interleaved strides, such as {3, 2}
+/// for shape {2, 3}, are walked in that stride order, not in ascending addresses. Size-1 dimensions
+/// are skipped, negative strides walked backwards in index order, and loops that walk memory as one
+/// are fused, so the innermost loop is a contiguous pointer loop whenever the layout allows. Checks
+/// as TensorView::data<T>() does (Errc::dtype_mismatch, read_only for a non-const T, misaligned),
+/// refuses packed sub-byte types (Errc::unsupported_dtype) and memory the host cannot read
+/// (Errc::device_mismatch). An element that stride 0 repeats is visited once per index. For example
 /// `for_each_element<const float>(view, [&](float x) { sum += x; });`.
 template <class T, class F>
 Result<void> try_for_each_element(const TensorView& view, F&& f) {
@@ -168,8 +173,8 @@ void for_each_element(const TensorView& view, F&& f) {
 }
 
 /// Calls `f(index, x)` for every element of `view`: `index` is an IntSpan of ndim() values
-/// (valid during the call) and `x` a `T&` to the element at that index. Memory order as
-/// for_each_element, with the same checks, but no loops are fused, since each index is
+/// (valid during the call) and `x` a `T&` to the element at that index. Visited in the order
+/// for_each_element takes, with the same checks, but no loops are fused, since each index is
 /// reported. For example
 /// `for_each_indexed<float>(v, [](IntSpan i, float& x) { x = float(i[0]); });`.
 template <class T, class F>
