@@ -677,4 +677,80 @@ TEST(AdoptWithViewVersioned, AnotherMajorIsReleasedOnceWithoutTheView) {
   }
 }
 
+// ---- adopt_as<T, N>: the typed one-pass consume ------------------------------------------
+
+TYPED_TEST(AdoptWithView, AdoptAsGivesTheHandleAndACheckedAccessor) {
+  Layout layout{DataType::float32(), {2, 3}, {}};
+  layout.values = {0, 1, 2, 3, 4, 5};
+  for (const bool null_strides : {true, false}) {
+    SCOPED_TRACE(null_strides ? "NULL strides" : "strides");
+    layout.strides = null_strides ? Ints{} : Ints{3, 1};
+    this->deletes = 0;
+    auto* p = this->make(layout);
+    {
+      auto [t, a] = TypeParam::template adopt_as<const float, 2>(p);
+      EXPECT_EQ(t.get(), p);
+      EXPECT_EQ(a.size(0), 2);
+      EXPECT_EQ(a.stride(0), 3);  // NULL strides normalized
+      EXPECT_EQ(a(1, 2), 5.0f);
+      TypeParam moved = std::move(t);  // the accessor reads the tensor, not the handle
+      EXPECT_EQ(a(0, 1), 1.0f);
+      EXPECT_EQ(this->deletes, 0);
+    }
+    EXPECT_EQ(this->deletes, 1);
+    auto tried = TypeParam::template try_adopt_as<float, 2>(this->make(layout));
+    ASSERT_TRUE(tried);
+    tried->accessor(0, 0) = 7.0f;
+    EXPECT_EQ(tried->tensor.view().template data<const float>()[0], 7.0f);
+  }
+}
+
+TYPED_TEST(AdoptWithView, AdoptAsFailuresReleaseOnceWithAdoptsOrTheAccessorsError) {
+  Layout misaligned{DataType::float32(), {2, 3}, {3, 1}};
+  misaligned.byte_offset = 2;
+  const std::vector<std::pair<Layout, Errc>> cases = {
+      {Layout{DataType::float64(), {2, 3}, {}}, Errc::dtype_mismatch},
+      {Layout{DataType::float32(), {6}, {}}, Errc::rank_mismatch},
+      {Layout{DataType::float32(), {2, -3}, {}}, Errc::negative_shape},
+      {Layout{DataType(200, 32), {2, 3}, {}}, Errc::unsupported_dtype},
+      {misaligned, Errc::misaligned},
+  };
+  for (const auto& [layout, code] : cases) {
+    SCOPED_TRACE(dlpackpp::to_string(code));
+    this->deletes = 0;
+    auto tried = TypeParam::template try_adopt_as<const float, 2>(this->make(layout));
+    ASSERT_FALSE(tried);
+    EXPECT_EQ(tried.error().code(), code);
+    EXPECT_EQ(this->deletes, 1);
+    auto* p = this->make(layout);
+    expect_errc(code, [&] { (void)TypeParam::template adopt_as<const float, 2>(p); });
+    EXPECT_EQ(this->deletes, 2);
+  }
+  expect_errc(Errc::null_pointer, [] { (void)TypeParam::template adopt_as<float, 1>(nullptr); });
+}
+
+TEST(AdoptAsVersioned, ReadOnlyRefusesAMutableAccessorAndAnotherMajorIsAVersionMismatch) {
+  int deletes = 0;
+  Layout layout{};
+  layout.flags = flag::read_only;
+  auto tried = ManagedTensor::try_adopt_as<float, 2>(
+      make_counted<DLManagedTensorVersioned>(deletes, layout));
+  ASSERT_FALSE(tried);
+  EXPECT_EQ(tried.error().code(), Errc::read_only);
+  EXPECT_EQ(deletes, 1);
+  {
+    auto [t, a] = ManagedTensor::adopt_as<const float, 2>(
+        make_counted<DLManagedTensorVersioned>(deletes, layout));
+    EXPECT_TRUE(t.read_only());
+    EXPECT_EQ(a.size(1), 3);
+  }
+  EXPECT_EQ(deletes, 2);
+  DLManagedTensorVersioned* p = make_counted<DLManagedTensorVersioned>(deletes);
+  p->version.major = DLPACK_MAJOR_VERSION + 1;
+  auto other_major = ManagedTensor::try_adopt_as<const float, 2>(p);
+  ASSERT_FALSE(other_major);
+  EXPECT_EQ(other_major.error().code(), Errc::version_mismatch);
+  EXPECT_EQ(deletes, 3);
+}
+
 }  // namespace

@@ -176,4 +176,24 @@ TYPED_TEST(AdoptWithViewAllocations, NoneForRanksUpTo8) {
   }
 }
 
+TYPED_TEST(AdoptWithViewAllocations, NoneForAdoptAsUpToRank8) {
+  DLPACKPP_SKIP_UNLESS_COUNTING();
+  const dlpackpp_test::Layout rank2{DataType::float32(), {2, 3}, {}};
+  const dlpackpp_test::Layout rank8{DataType::float32(), Ints(8, 2), {}};
+  auto* two = this->make(rank2);
+  auto* eight = this->make(rank8);
+  std::int64_t sizes = 0;
+  const long allocations = counting_new::allocations_during([&] {
+    {
+      auto [t, a] = TypeParam::template adopt_as<const float, 2>(two);
+      sizes += a.size(0) + a.stride(0);
+    }
+    auto tried = TypeParam::template try_adopt_as<const float, 8>(eight);
+    if (tried) sizes += tried->accessor.size(7) + tried->accessor.stride(0);
+  });
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(sizes, 2 + 3 + 2 + 128);
+  EXPECT_EQ(this->deletes, 2);
+}
+
 }  // namespace

@@ -137,6 +137,15 @@ template <int N>
   keep(a);
 }
 
+// The typed one pass: dtype, rank and alignment proved with the tensor, then read.
+template <int N>
+[[gnu::noinline]] void cpp_adopt_as(Fixture& f) {
+  const auto [t, a] = dlpackpp::ManagedTensor::adopt_as<const float, N>(&f.versioned);
+  const float* data = a.data();
+  const std::int64_t stride = a.stride(0);
+  keep(data), keep(stride);
+}
+
 [[gnu::noinline]] void c_export_release(Fixture& f) {
   DLManagedTensorVersioned* t = c_export(f.data.data(), f.shape.data(), f.ndim);
   keep(t);
@@ -288,6 +297,10 @@ int main() {
                           : rank == 4 ? cpp_adopt_accessor<4>
                                       : cpp_adopt_accessor<8>;
     measure("cpp_adopt_accessor", accessor, f);
+    const Case adopt_as = rank == 1   ? cpp_adopt_as<1>
+                          : rank == 4 ? cpp_adopt_as<4>
+                                      : cpp_adopt_as<8>;
+    measure("cpp_adopt_as", adopt_as, f);
   }
 
   const char* out = std::getenv("DLPACKPP_ICOUNT_OUT");
@@ -328,6 +341,7 @@ int main() {
     {"consume legacy, NULL strides (normalized)", "c_consume_null_strides",
      "cpp_consume_null_strides"},
     {"adopt + accessor<const float, N>", "c_consume", "cpp_adopt_accessor"},
+    {"adopt_as<const float, N> (typed, one pass)", "c_consume", "cpp_adopt_as"},
     {"export (wrap, no-op owner) + deleter", "c_export_release", "cpp_export_release"},
     {"element loop, 256 floats, runtime strides (ndim 1, 4)", "c_loop", "cpp_loop"},
 #if DLPACKPP_ICOUNT_TORCH

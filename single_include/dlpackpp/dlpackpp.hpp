@@ -3771,6 +3771,8 @@ DLPACKPP_BEGIN_NAMESPACE
 
 template <class DLManaged>
 struct AdoptedTensor;
+template <class DLManaged, class T, int N>
+struct AdoptedAccessor;
 
 namespace detail {
 template <class M>
@@ -3876,6 +3878,29 @@ class BasicManagedTensor {
     }
     return with_view(adopt_unchecked(p), facts);
   }
+  /// The typed one-pass consume: adopts `p` as adopt() does and, in the same pass, checks
+  /// what accessor<T, N>() checks (dtype_of<T>, rank N, writability for a non-const T,
+  /// alignment, addressable elements), returning the handle and the accessor. Nothing is
+  /// checked twice: the dtype and rank tests stand in for the generic ones. Any failure
+  /// releases the tensor once and reports adopt()'s error, or else the accessor's.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static AdoptedAccessor<DLManaged, T, N> adopt_as(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
+      return adopt_as_slowly<T, N>(p, options).value();
+    }
+    return {adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+  }
+  /// Non-throwing adopt_as().
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static Result<AdoptedAccessor<DLManaged, T, N>> try_adopt_as(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
+      return adopt_as_slowly<T, N>(p, options);
+    }
+    return AdoptedAccessor<DLManaged, T, N>{adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+  }
+
   /// Non-throwing adopt_with_view().
   DLPACKPP_FORCE_INLINE static Result<AdoptedTensor<DLManaged>> try_adopt_with_view(
       DLManaged* p, const ValidateOptions& options = {}) {
@@ -4013,20 +4038,38 @@ class BasicManagedTensor {
 
   template <class T, int N>
   DLPACKPP_FORCE_INLINE bool typed_access_ok() const noexcept {
-    const DLTensor& t = tensor();
-    return detail::accessor_ok<T, N>(t.dtype, flags(), static_cast<int>(t.ndim),
-                                     detail::first_element(t));
+    return typed_access_ok<T, N>(checked());
+  }
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
+    return typed_accessor<T, N>(tensor());
   }
   // The accessor of a tensor typed_access_ok() accepted; NULL strides become compact ones,
   // computed on the stack for the accessor to copy.
   template <class T, int N>
-  DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
-    const DLTensor& t = tensor();
+  DLPACKPP_FORCE_INLINE static TensorAccessor<T, N> typed_accessor(const DLTensor& t) noexcept {
     auto* first = static_cast<T*>(detail::first_element(t));
     if (t.strides != nullptr) return TensorAccessor<T, N>(first, t.shape, t.strides);
     std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
     detail::write_compact_strides(t.shape, N, compact);
     return TensorAccessor<T, N>(first, t.shape, compact);
+  }
+
+  // typed_access_ok() for a tensor `p` that has not been adopted yet.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static bool typed_access_ok(const DLManaged* p) noexcept {
+    const DLTensor& t = p->dl_tensor;
+    return detail::accessor_ok<T, N>(t.dtype, flags_of(p), static_cast<int>(t.ndim),
+                                     detail::first_element(t));
+  }
+
+  // adopt_as()'s one pass: the typed rules first (dtype_of<T> and rank N stand in for the
+  // generic dtype and rank tests, which then fold away), then the tensor's.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static bool accepts_as(const DLManaged* p,
+                                               const ValidateOptions& options) noexcept {
+    detail::TensorFacts facts;  // the accessor needs none of them
+    return p != nullptr && typed_access_ok<T, N>(p) && accepts(p, options, facts);
   }
 
   // The common case inline and message-free: a tensor of this major that the one-pass check
@@ -4077,6 +4120,19 @@ class BasicManagedTensor {
     if (!ok) return ok.error();
     return Result<BasicManagedTensor>(std::move(owned));
   }
+  // What adopt_as() declined: the catalogue first (so a malformed tensor reports as adopt()
+  // does), then the accessor's checks; the handle releases the tensor on either failure.
+  template <class T, int N>
+  DLPACKPP_COLD static Result<AdoptedAccessor<DLManaged, T, N>> adopt_as_slowly(
+      DLManaged* p, const ValidateOptions& options) {
+    detail::TensorFacts facts;
+    Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
+    if (!owned) return owned.error();
+    Result<TensorAccessor<T, N>> accessor = owned->template try_accessor<T, N>();
+    if (!accessor) return accessor.error();
+    return AdoptedAccessor<DLManaged, T, N>{*std::move(owned), *accessor};
+  }
+
   // Releases the tensor before building the message: only the version was read.
   DLPACKPP_COLD static Error version_error(BasicManagedTensor owned) {
     const auto major = owned.ptr_->version.major;
@@ -4097,6 +4153,18 @@ struct AdoptedTensor {
   BasicManagedTensor<DLManaged> tensor;
   /// Views it, with the element count and layout validation found.
   TensorView view;
+};
+
+/// What adopt_as<T, N>() returns, for structured bindings: the owning handle and a typed
+/// accessor checked in the same pass. The accessor points into the tensor (its sizes and
+/// strides are copies), so it stays valid while `tensor`, or whatever it is moved into, owns
+/// the tensor.
+template <class DLManaged, class T, int N>
+struct AdoptedAccessor {
+  /// Owns the tensor.
+  BasicManagedTensor<DLManaged> tensor;
+  /// Reads (or, for a non-const T, writes) its elements.
+  TensorAccessor<T, N> accessor;
 };
 
 /// Owner of a legacy `DLManagedTensor` (DLPack < 1.0 exchange).
