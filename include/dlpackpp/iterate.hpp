@@ -132,6 +132,17 @@ Result<T*> iteration_pointer(const TensorView& view) {
   return view.try_data<T>();
 }
 
+/// Where both walks start: iteration_pointer()'s checks, then the plan; the first element to
+/// visit (NULL when the view is empty, which `p.empty` also says).
+template <class T>
+Result<T*> start_walk(const TensorView& view, bool merge, IterationPlan& p) {
+  Result<T*> first = iteration_pointer<T>(view);
+  if (DLPACKPP_UNLIKELY(!first)) return first;
+  plan_iteration(view.shape(), view.strides(), merge, p);
+  if (p.empty) return static_cast<T*>(nullptr);
+  return *first + p.base_offset;
+}
+
 }  // namespace detail
 
 /// Calls `f(x)` with a `T&` for every element of `view`, for any rank, largest stride
@@ -146,12 +157,11 @@ Result<T*> iteration_pointer(const TensorView& view) {
 /// `for_each_element<const float>(view, [&](float x) { sum += x; });`.
 template <class T, class F>
 Result<void> try_for_each_element(const TensorView& view, F&& f) {
-  Result<T*> first = detail::iteration_pointer<T>(view);
-  if (DLPACKPP_UNLIKELY(!first)) return first.error();
   detail::IterationPlan p;
-  detail::plan_iteration(view.shape(), view.strides(), true, p);
+  const Result<T*> first = detail::start_walk<T>(view, true, p);
+  if (DLPACKPP_UNLIKELY(!first)) return first.error();
   if (p.empty) return {};
-  T* base = *first + p.base_offset;
+  T* base = *first;
   if (p.rank == 0) {
     f(*base);
     return {};
@@ -183,12 +193,11 @@ void for_each_element(const TensorView& view, F&& f) {
 /// `for_each_indexed<float>(v, [](IntSpan i, float& x) { x = float(i[0]); });`.
 template <class T, class F>
 Result<void> try_for_each_indexed(const TensorView& view, F&& f) {
-  Result<T*> first = detail::iteration_pointer<T>(view);
-  if (DLPACKPP_UNLIKELY(!first)) return first.error();
   detail::IterationPlan p;
-  detail::plan_iteration(view.shape(), view.strides(), false, p);
+  const Result<T*> first = detail::start_walk<T>(view, false, p);
+  if (DLPACKPP_UNLIKELY(!first)) return first.error();
   if (p.empty) return {};
-  T* base = *first + p.base_offset;
+  T* base = *first;
   // The index of every dimension, size-1 ones (always 0) included; only a view with more
   // dimensions than a valid tensor can have of extent >= 2 needs the heap for it.
   const int ndim = view.ndim();
