@@ -2188,7 +2188,7 @@ inline void write_compact_strides(const std::int64_t* shape, int ndim, std::int6
 /// The element count of a shape nobody checked. Wrapping unsigned arithmetic gives the right
 /// answer for every valid tensor (an empty one has a zero factor, which wins whatever wrapped
 /// before it) and no undefined behaviour for anything else. The one place an unchecked
-/// element count is computed; try_numel() (validate.hpp) is its checked twin.
+/// element count is computed; try_numel() (rules/diagnose.hpp) is its checked twin.
 DLPACKPP_FORCE_INLINE constexpr std::int64_t numel_unchecked(const std::int64_t* shape,
                                                              int ndim) noexcept {
   std::uint64_t numel = 1;
@@ -2532,8 +2532,8 @@ inline Result<std::int64_t> try_numel(IntSpan shape) {
   return numel;
 }
 
-// The checks below run only when quick_accept() declined, in the catalogue's order, so each
-// failure is reported exactly as documented; message building never reaches the hot path.
+// The checks below run in diagnose(), in the catalogue's order, so each failure is reported
+// exactly as documented; message building never reaches the hot path.
 
 /// IS_SUBBYTE_TYPE_PADDED only means something for types narrower than a byte.
 inline Result<void> check_padded_flag(DataType dtype, std::uint64_t flags) {
@@ -2697,10 +2697,11 @@ inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first,
   return {};
 }
 
-/// The whole catalogue, check by check, reporting the first problem. Out of line and cold:
-/// valid tensors are accepted by quick_accept() and never come here unless they are unusual
-/// (empty, sub-byte or padded, negative strides, sizes near the int64 limits) rather than
-/// wrong.
+/// The whole catalogue, check by check, reporting the first problem and filling `facts` for a
+/// tensor it accepts. Out of line and cold: valid tensors are accepted by quick_accept() and
+/// come here only when they are unusual (empty, sub-byte or padded, negative strides, sizes
+/// near the int64 limits) rather than wrong, or when an export that carries its own strides
+/// (which its quick path does not take) is checked.
 DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOptions& options,
                                            TensorFacts& facts) {
 #define DLPACKPP_DETAIL_TRY(expr)           \
