@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <dlpackpp/iterate.hpp>
 #include <map>
 #include <numeric>
@@ -135,6 +136,15 @@ void check_walks(Strided& s, bool expect_ascending, const std::string& what) {
   });
   EXPECT_EQ(seen, expected) << "each index with its own element";
   EXPECT_EQ(indexed_order, visited) << "both walks take the same order";
+
+  // The row-major copy: the brute force's map is ordered by index, which is row-major.
+  std::vector<float> copied(expected.size(), -1.0f);
+  dlpackpp::copy_row_major(v, copied.data());
+  std::vector<float> row_major;
+  for (const auto& entry : expected) {
+    row_major.push_back(s.buffer[static_cast<std::size_t>(entry.second)]);
+  }
+  EXPECT_EQ(copied, row_major) << "copy_row_major";
 }
 
 TEST(Iterate, LayoutsAgainstBruteForce) {
@@ -292,6 +302,9 @@ TEST(Iterate, ChecksAsTypedAccessDoes) {
   TensorView on_gpu(values.data(), DataType::float32(), {2, 4}, {}, Device::cuda(0));
   expect_error([&] { dlpackpp::for_each_element<const float>(on_gpu, noop); },
                Errc::device_mismatch, "cuda:0");
+  std::vector<float> sink(8);
+  expect_error([&] { dlpackpp::copy_row_major(on_gpu, sink.data()); }, Errc::device_mismatch,
+               "cuda:0");
   TensorView managed(values.data(), DataType::float32(), {8}, {}, Device::cuda_managed(0));
   int calls = 0;
   dlpackpp::for_each_element<const float>(managed, [&](float) { ++calls; });
@@ -307,6 +320,18 @@ TEST(Iterate, ChecksAsTypedAccessDoes) {
   calls = 0;
   dlpackpp::for_each_element<const Int4>(TensorView(padded_tensor, padded), [&](Int4) { ++calls; });
   EXPECT_EQ(calls, 8) << "padded sub-byte elements are addressable";
+
+  // Packed sub-byte elements are copied as bytes when contiguous, refused when strided.
+  unsigned char nibbles[4] = {0x21, 0x43, 0x65, 0x87};
+  unsigned char copied[4] = {};
+  dlpackpp::copy_row_major(TensorView(nibbles, dlpackpp::dtype_of<Int4>, {8}), copied);
+  EXPECT_EQ(std::memcmp(copied, nibbles, 4), 0);
+  expect_error(
+      [&] {
+        dlpackpp::copy_row_major(TensorView(nibbles, dlpackpp::dtype_of<Int4>, {2, 2}, {1, 2}),
+                                 copied);
+      },
+      Errc::not_contiguous, "packed");
 }
 
 }  // namespace

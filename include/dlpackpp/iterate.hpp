@@ -2,7 +2,8 @@
 /// @file
 /// Any-rank element loops over a TensorView: for_each_element() and for_each_indexed() visit
 /// every element of a view whose rank is known only at run time, in ascending addresses
-/// wherever the layout allows it, so callers never write an odometer. Opt-in (not in the umbrella
+/// wherever the layout allows it, and copy_row_major() copies one into compact row-major
+/// memory, so callers never write an odometer. Opt-in (not in the umbrella
 /// header).
 #pragma once
 
@@ -13,7 +14,9 @@
 #include "dlpackpp/rules/access.hpp"
 #include "dlpackpp/tensor_view.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -95,25 +98,26 @@ inline void plan_iteration(IntSpan shape, IntSpan strides, bool merge, Iteration
   p.rank = fused;  // dim/flipped no longer describe fused loops; only the indexed walk reads them
 }
 
-/// Runs `inner(q)` at the start of every innermost run, stepping the outer loops (all but the
-/// last) like an odometer. The pointer never leaves the tensor's span: a wrapping loop steps
-/// back before the next one steps forward.
-template <class T, class Inner>
-DLPACKPP_FORCE_INLINE void walk_outer(T* base, const IterationPlan& p, Inner&& inner) {
+/// The one odometer of the walks: calls `inner()` at the start of every innermost run and
+/// `move(r, k)` to move loop r (an outer loop, all but the last) by k of its steps: 1 forward,
+/// or -(extent - 1) back to its start when it wraps, before the next loop steps forward, so a
+/// pointer never leaves the tensor's span. `move` keeps whatever the walk tracks (pointers,
+/// indices) in step.
+template <class Inner, class Move>
+DLPACKPP_FORCE_INLINE void walk_outer(const IterationPlan& p, Inner&& inner, Move&& move) {
   const int outer = p.rank - 1;
   std::int64_t counter[iteration_max_dims];
   for (int r = 0; r < outer; ++r) counter[r] = 0;
-  T* q = base;
   for (;;) {
-    inner(q);
+    inner();
     int r = outer - 1;
     for (; r >= 0; --r) {
       if (++counter[r] < p.extent[r]) {
-        q += p.stride[r];
+        move(r, std::int64_t{1});
         break;
       }
       counter[r] = 0;
-      q -= p.stride[r] * (p.extent[r] - 1);
+      move(r, 1 - p.extent[r]);
     }
     if (r < 0) return;
   }
@@ -168,14 +172,22 @@ Result<void> try_for_each_element(const TensorView& view, F&& f) {
   }
   const std::int64_t n = p.extent[p.rank - 1];
   const std::int64_t s = p.stride[p.rank - 1];
+  T* q = base;
+  const auto move = [&](int r, std::int64_t k) { q += p.stride[r] * k; };
   if (s == 1) {
-    detail::walk_outer(base, p, [&](T* q) {
-      for (T* const end = q + n; q != end; ++q) f(*q);
-    });
+    detail::walk_outer(
+        p,
+        [&] {
+          for (T *e = q, *const end = q + n; e != end; ++e) f(*e);
+        },
+        move);
   } else {
-    detail::walk_outer(base, p, [&](T* q) {
-      for (std::int64_t i = 0; i < n; ++i) f(q[i * s]);
-    });
+    detail::walk_outer(
+        p,
+        [&] {
+          for (std::int64_t i = 0; i < n; ++i) f(q[i * s]);
+        },
+        move);
   }
   return {};
 }
@@ -221,31 +233,93 @@ Result<void> try_for_each_indexed(const TensorView& view, F&& f) {
   std::int64_t& i_inner = index[p.dim[inner]];
   const std::int64_t start = i_inner;
   const std::int64_t step = p.flipped[inner] ? -1 : 1;
-  std::int64_t counter[detail::iteration_max_dims] = {};
   T* q = base;
-  for (;;) {
-    i_inner = start;
-    for (std::int64_t i = 0; i < n; ++i, i_inner += step) f(index_span, q[i * s]);
-    int r = inner - 1;
-    for (; r >= 0; --r) {
-      const std::int64_t d_step = p.flipped[r] ? -1 : 1;
-      if (++counter[r] < p.extent[r]) {
-        q += p.stride[r];
-        index[p.dim[r]] += d_step;
-        break;
-      }
-      counter[r] = 0;
-      q -= p.stride[r] * (p.extent[r] - 1);
-      index[p.dim[r]] -= d_step * (p.extent[r] - 1);
-    }
-    if (r < 0) return {};
-  }
+  detail::walk_outer(
+      p,
+      [&] {
+        i_inner = start;
+        for (std::int64_t i = 0; i < n; ++i, i_inner += step) f(index_span, q[i * s]);
+      },
+      [&](int r, std::int64_t k) {
+        q += p.stride[r] * k;
+        index[p.dim[r]] += p.flipped[r] ? -k : k;
+      });
+  return {};
 }
 
 /// As try_for_each_indexed, throwing on failure.
 template <class T, class F>
 void for_each_indexed(const TensorView& view, F&& f) {
   try_for_each_indexed<T>(view, std::forward<F>(f)).value();
+}
+
+/// Copies the elements of `view` into `dst`, compact and row-major (view.nbytes() bytes): the
+/// copy a consumer makes to own a strided view's elements. Any dtype of whole bytes per
+/// element (or padded sub-byte), in memory the host can read (Errc::device_mismatch
+/// otherwise); packed sub-byte elements only from a contiguous view (Errc::not_contiguous
+/// otherwise), whose bytes are copied as they are. Reads the source in the order
+/// for_each_element takes.
+inline Result<void> try_copy_row_major(const TensorView& view, void* dst) {
+  if (DLPACKPP_UNLIKELY(!view.device().is_host_accessible())) {
+    return detail::make_error(Errc::device_mismatch, "device is ", view.device().to_string(),
+                              ", copying needs memory the host can access");
+  }
+  if (view.numel() == 0) return {};
+  const auto* src = static_cast<const unsigned char*>(view.const_data());
+  auto* out = static_cast<unsigned char*>(dst);
+  if (view.is_contiguous()) {
+    std::memcpy(out, src, static_cast<std::size_t>(view.nbytes()));
+    return {};
+  }
+  if (DLPACKPP_UNLIKELY(!detail::addressable(view.dtype(), view.flags()))) {
+    return detail::make_error(Errc::not_contiguous, "a strided ", view.dtype().to_string(),
+                              " view: packed sub-byte elements are copied only when contiguous");
+  }
+  const std::int64_t item = view.nbytes() / view.numel();  // bytes per element
+  detail::IterationPlan p;
+  detail::plan_iteration(view.shape(), view.strides(), false, p);
+  // Each loop's step in the destination: its dimension's row-major stride, negated for a
+  // flipped loop, which then starts at the destination's far end of that dimension.
+  std::int64_t to_stride[detail::iteration_max_dims];
+  std::int64_t to_first = 0;
+  const IntSpan shape = view.shape();
+  for (int r = 0; r < p.rank; ++r) {
+    std::int64_t row_major = 1;
+    for (std::size_t d = static_cast<std::size_t>(p.dim[r]) + 1; d < shape.size(); ++d) {
+      row_major *= shape[d];
+    }
+    to_stride[r] = p.flipped[r] ? -row_major : row_major;
+    if (p.flipped[r]) to_first += row_major * (p.extent[r] - 1);
+  }
+  const unsigned char* from = src + static_cast<std::ptrdiff_t>(p.base_offset * item);
+  unsigned char* to = out + static_cast<std::ptrdiff_t>(to_first * item);
+  const auto copy = static_cast<std::size_t>(item);
+  if (p.rank == 0) {  // only size-1 dimensions: one element
+    std::memcpy(to, from, copy);
+    return {};
+  }
+  const int inner = p.rank - 1;
+  const std::int64_t n = p.extent[inner];
+  const auto from_step = static_cast<std::ptrdiff_t>(p.stride[inner] * item);
+  const auto to_step = static_cast<std::ptrdiff_t>(to_stride[inner] * item);
+  const auto runs = static_cast<std::ptrdiff_t>(n);
+  detail::walk_outer(
+      p,
+      [&] {
+        for (std::ptrdiff_t i = 0; i < runs; ++i) {
+          std::memcpy(to + i * to_step, from + i * from_step, copy);
+        }
+      },
+      [&](int r, std::int64_t k) {
+        from += static_cast<std::ptrdiff_t>(p.stride[r] * k * item);
+        to += static_cast<std::ptrdiff_t>(to_stride[r] * k * item);
+      });
+  return {};
+}
+
+/// As try_copy_row_major, throwing on failure.
+inline void copy_row_major(const TensorView& view, void* dst) {
+  try_copy_row_major(view, dst).value();
 }
 
 DLPACKPP_END_NAMESPACE
