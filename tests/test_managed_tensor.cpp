@@ -650,11 +650,12 @@ TEST(AdoptWithViewVersioned, ReadOnlyTravelsInTheView) {
   Layout layout{};
   layout.flags = dlpackpp::flag::read_only;
   {
-    auto [t, v] =
+    auto adopted =
         ManagedTensor::adopt_with_view(make_counted<DLManagedTensorVersioned>(deletes, layout));
+    const TensorView& v = adopted.view;  // a lambda cannot capture a structured binding in C++17
     EXPECT_TRUE(v.read_only());
-    EXPECT_NE(v.template data<const float>(), nullptr);
-    dlpackpp_test::expect_errc(Errc::read_only, [&] { (void)v.template data<float>(); });
+    EXPECT_NE(v.data<const float>(), nullptr);
+    dlpackpp_test::expect_errc(Errc::read_only, [&] { (void)v.data<float>(); });
   }
   EXPECT_EQ(deletes, 1);
 }
