@@ -7,6 +7,7 @@
 
 #include "support/expect_error.hpp"
 #include "support/hand_made.hpp"
+#include "support/same_view.hpp"
 
 #include <cstdint>
 #include <string>
@@ -40,17 +41,6 @@ M* make_original(int& deletes, DataType dtype = DataType::float32(), std::uint64
 template <class M>
 using Original = dlpackpp_test::HandMade<M>;
 
-// The view contents a conversion must carry over unchanged.
-void expect_same_contents(const TensorView& got, const TensorView& want) {
-  EXPECT_EQ(got.const_data(), want.const_data());
-  EXPECT_EQ(got.byte_offset(), want.byte_offset());
-  EXPECT_EQ(got.dtype(), want.dtype());
-  EXPECT_EQ(got.device(), want.device());
-  EXPECT_EQ(got.shape(), want.shape());
-  EXPECT_EQ(got.strides(), want.strides());
-  EXPECT_EQ(got.numel(), want.numel());
-}
-
 class Conversions : public ::testing::Test {
  protected:
   LegacyManagedTensor legacy(DataType dtype = DataType::float32()) {
@@ -74,7 +64,7 @@ TEST_F(Conversions, ToVersionedStampsTheHeadersVersionAndTheGivenFlags) {
     EXPECT_EQ(out.flags(), flags);
     EXPECT_TRUE(out.read_only());
     expect_errc(Errc::read_only, [&] { static_cast<void>(out.data<float>()); });
-    expect_same_contents(out.view(), TensorView(original->dl_tensor));
+    dlpackpp_test::expect_same_view(out.view(), TensorView(original->dl_tensor));
     EXPECT_EQ(deletes, 0);
   }
   EXPECT_EQ(deletes, 1);
@@ -117,7 +107,7 @@ TEST_F(Conversions, ToLegacyKeepsTheVersionedDeleterResponsible) {
   {
     LegacyManagedTensor out = dlpackpp::to_legacy(std::move(in));
     EXPECT_FALSE(in);
-    expect_same_contents(out.view(), before);
+    dlpackpp_test::expect_same_view(out.view(), before);
     EXPECT_EQ(deletes, 0);
   }
   EXPECT_EQ(deletes, 1);
@@ -151,7 +141,7 @@ TEST_F(Conversions, ChainsKeepContentsAndCallTheOriginalDeleterOnceAtTheEnd) {
       } else {
         t = dlpackpp::to_legacy(std::get<ManagedTensor>(std::move(t)));
       }
-      std::visit([&](const auto& h) { expect_same_contents(h.view(), original); }, t);
+      std::visit([&](const auto& h) { dlpackpp_test::expect_same_view(h.view(), original); }, t);
       EXPECT_EQ(deletes, 0);
     }
     // Every intermediate struct must still be a valid tensor a consumer could adopt.
