@@ -499,13 +499,9 @@ TEST_F(VersionedFlags, UnknownBitsAreKept) {
 
 // ---- adopt_with_view: the handle and its view from one validation pass ----------------
 
+// The ownership fixture under the name these tests report.
 template <class Handle>
-class AdoptWithView : public ::testing::Test {
- protected:
-  using Managed = typename Handle::managed_type;
-  Managed* make(const Layout& layout = {}) { return make_counted<Managed>(deletes, layout); }
-  int deletes = 0;
-};
+class AdoptWithView : public Ownership<Handle> {};
 TYPED_TEST_SUITE(AdoptWithView, HandleKinds, );
 
 // Every fact a view reports, byte count and flags too, compared with the view a handle makes
