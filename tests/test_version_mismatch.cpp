@@ -66,6 +66,24 @@ const std::pair<const char*, Attempt> kAttempts[] = {
      }},
     {"constructor",
      [](DLManagedTensorVersioned* p) { return thrown_by([p] { ManagedTensor t(p); }); }},
+    {"try_adopt_with_view",
+     [](DLManagedTensorVersioned* p) {
+       auto r = ManagedTensor::try_adopt_with_view(p);
+       return r ? Errc{} : r.error().code();
+     }},
+    {"adopt_with_view",
+     [](DLManagedTensorVersioned* p) {
+       return thrown_by([p] { static_cast<void>(ManagedTensor::adopt_with_view(p)); });
+     }},
+    {"try_adopt_as",
+     [](DLManagedTensorVersioned* p) {
+       auto r = ManagedTensor::try_adopt_as<const float, 2>(p);
+       return r ? Errc{} : r.error().code();
+     }},
+    {"adopt_as",
+     [](DLManagedTensorVersioned* p) {
+       return thrown_by([p] { static_cast<void>(ManagedTensor::adopt_as<float, 1>(p)); });
+     }},
 };
 
 const std::uint32_t kForeignMajors[] = {0, kMajor + 1, kMajor + 100, UINT32_MAX};

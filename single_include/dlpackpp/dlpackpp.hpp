@@ -4064,13 +4064,18 @@ class BasicManagedTensor {
                                      detail::first_element(t));
   }
 
-  // adopt_as()'s one pass: the typed rules first (dtype_of<T> and rank N stand in for the
-  // generic dtype and rank tests, which then fold away), then the tensor's.
+  // adopt_as()'s one pass: the version (nothing past `flags` is read before it), then the
+  // typed rules (dtype_of<T> and rank N stand in for the generic dtype and rank tests, which
+  // then fold away), then the tensor's.
   template <class T, int N>
   DLPACKPP_FORCE_INLINE static bool accepts_as(const DLManaged* p,
                                                const ValidateOptions& options) noexcept {
+    if (p == nullptr) return false;
+    if constexpr (is_versioned) {
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
+    }
     detail::TensorFacts facts;  // the accessor needs none of them
-    return p != nullptr && typed_access_ok<T, N>(p) && accepts(p, options, facts);
+    return typed_access_ok<T, N>(p) && accepts(p, options, facts);
   }
 
   // The common case inline and message-free: a tensor of this major that the one-pass check
@@ -4198,6 +4203,10 @@ struct ManagedTensorUnavailable {
   static ManagedTensorUnavailable adopt_with_view(A&&...);
   template <class... A>
   static ManagedTensorUnavailable try_adopt_with_view(A&&...);
+  template <class T, int N, class... A>
+  static ManagedTensorUnavailable adopt_as(A&&...);
+  template <class T, int N, class... A>
+  static ManagedTensorUnavailable try_adopt_as(A&&...);
 };
 }  // namespace detail
 /// Not available with this dlpack.h: using it is a compile error that says why.
