@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The tests' one hand-made producer: a DLManagedTensor(Versioned) built from the C structs
 // alone, so that counting its deleter does not depend on the code under test. One heap object
-// holds the struct, its arrays and the elements; the deleter counts, then frees it.
+// owns the struct, its arrays and the elements; the deleter counts, then frees it.
 #pragma once
 
 #include <dlpackpp/dlpack.hpp>
