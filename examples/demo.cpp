@@ -61,8 +61,8 @@ int main() {
   auto* raw = producer::export_matrix(3, 4);
   std::cout << "producer: exported a raw tensor at " << static_cast<const void*>(raw) << '\n';
   {
-    DefaultManagedTensor tensor = DefaultManagedTensor::adopt(raw);  // validated here
-    const TensorView view = tensor.view();
+    // Validated once; `tensor` owns it and `view` reads it while `tensor` does.
+    const auto [tensor, view] = DefaultManagedTensor::adopt_with_view(raw);
     std::cout << "consumer: adopted " << view << ", " << view.numel() << " elements, "
               << view.nbytes() << " bytes, contiguous: " << (view.is_contiguous() ? "yes" : "no")
               << '\n';

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "support/expect_error.hpp"
+#include "support/hand_made.hpp"
+#include "support/same_view.hpp"
 
 #include <cstdint>
 #include <string>
@@ -28,62 +30,24 @@ using dlpackpp::ManagedTensor;
 using dlpackpp::TensorView;
 namespace flag = dlpackpp::flag;
 
-// A hand-made producer with everything a conversion could lose: column-major strides, a
-// byte offset, a non-default device id, and recognisable values.
+// A hand-made tensor with what a conversion could lose: column-major strides, a byte offset
+// and recognisable values (the first element, after the offset, is 0).
 template <class M>
-struct Original {
-  M managed{};
-  std::int64_t shape[2] = {2, 3};
-  std::int64_t strides[2] = {1, 2};
-  float values[7] = {-1, 0, 1, 2, 3, 4, 5};
-  int* deletes = nullptr;
-
-  static M* make(int& deletes, DataType dtype = DataType::float32(), std::uint64_t flags = 0) {
-    auto* o = new Original{};
-    o->deletes = &deletes;
-    M& m = o->managed;
-    m.dl_tensor.data = o->values;
-    m.dl_tensor.byte_offset = sizeof(float);
-    m.dl_tensor.device = Device(kDLCPU, 0);
-    m.dl_tensor.ndim = 2;
-    m.dl_tensor.dtype = dtype;
-    m.dl_tensor.shape = o->shape;
-    m.dl_tensor.strides = o->strides;
-    m.manager_ctx = o;
-    m.deleter = &count_and_free;
-    if constexpr (std::is_same<M, DLManagedTensorVersioned>::value) {
-      m.version.major = DLPACK_MAJOR_VERSION;
-      m.version.minor = DLPACK_MINOR_VERSION;
-      m.flags = flags;
-    }
-    return &m;
-  }
-  static void count_and_free(M* self) {
-    auto* o = static_cast<Original*>(self->manager_ctx);
-    ++*o->deletes;
-    delete o;
-  }
-  static void free_uncounted(M* self) { delete static_cast<Original*>(self->manager_ctx); }
-};
-
-// The view contents a conversion must carry over unchanged.
-void expect_same_contents(const TensorView& got, const TensorView& want) {
-  EXPECT_EQ(got.const_data(), want.const_data());
-  EXPECT_EQ(got.byte_offset(), want.byte_offset());
-  EXPECT_EQ(got.dtype(), want.dtype());
-  EXPECT_EQ(got.device(), want.device());
-  EXPECT_EQ(got.shape(), want.shape());
-  EXPECT_EQ(got.strides(), want.strides());
-  EXPECT_EQ(got.numel(), want.numel());
+M* make_original(int& deletes, DataType dtype = DataType::float32(), std::uint64_t flags = 0) {
+  dlpackpp_test::Layout layout{dtype, {2, 3}, {1, 2}, flags, sizeof(float)};
+  layout.values = {-1, 0, 1, 2, 3, 4, 5};
+  return dlpackpp_test::make_counted<M>(deletes, layout);
 }
+template <class M>
+using Original = dlpackpp_test::HandMade<M>;
 
 class Conversions : public ::testing::Test {
  protected:
   LegacyManagedTensor legacy(DataType dtype = DataType::float32()) {
-    return LegacyManagedTensor::adopt(Original<DLManagedTensor>::make(deletes, dtype));
+    return LegacyManagedTensor::adopt(make_original<DLManagedTensor>(deletes, dtype));
   }
   ManagedTensor versioned(std::uint64_t flags = 0, DataType dtype = DataType::float32()) {
-    return ManagedTensor::adopt(Original<DLManagedTensorVersioned>::make(deletes, dtype, flags));
+    return ManagedTensor::adopt(make_original<DLManagedTensorVersioned>(deletes, dtype, flags));
   }
   int deletes = 0;
 };
@@ -100,7 +64,7 @@ TEST_F(Conversions, ToVersionedStampsTheHeadersVersionAndTheGivenFlags) {
     EXPECT_EQ(out.flags(), flags);
     EXPECT_TRUE(out.read_only());
     expect_errc(Errc::read_only, [&] { static_cast<void>(out.data<float>()); });
-    expect_same_contents(out.view(), TensorView(original->dl_tensor));
+    dlpackpp_test::expect_same_view(out.view(), TensorView(original->dl_tensor));
     EXPECT_EQ(deletes, 0);
   }
   EXPECT_EQ(deletes, 1);
@@ -143,7 +107,7 @@ TEST_F(Conversions, ToLegacyKeepsTheVersionedDeleterResponsible) {
   {
     LegacyManagedTensor out = dlpackpp::to_legacy(std::move(in));
     EXPECT_FALSE(in);
-    expect_same_contents(out.view(), before);
+    dlpackpp_test::expect_same_view(out.view(), before);
     EXPECT_EQ(deletes, 0);
   }
   EXPECT_EQ(deletes, 1);
@@ -177,7 +141,7 @@ TEST_F(Conversions, ChainsKeepContentsAndCallTheOriginalDeleterOnceAtTheEnd) {
       } else {
         t = dlpackpp::to_legacy(std::get<ManagedTensor>(std::move(t)));
       }
-      std::visit([&](const auto& h) { expect_same_contents(h.view(), original); }, t);
+      std::visit([&](const auto& h) { dlpackpp_test::expect_same_view(h.view(), original); }, t);
       EXPECT_EQ(deletes, 0);
     }
     // Every intermediate struct must still be a valid tensor a consumer could adopt.
@@ -255,9 +219,9 @@ TEST_F(Conversions, EmptyHandlesAreNullPointer) {
 
 TEST_F(Conversions, ANullOriginalDeleterStaysUncalledAndWrappersStillFreeThemselves) {
   // LeakSanitizer reports a wrapper that is not freed when its inner deleter is NULL.
-  DLManagedTensor* raw_legacy = Original<DLManagedTensor>::make(deletes);
+  DLManagedTensor* raw_legacy = make_original<DLManagedTensor>(deletes);
   raw_legacy->deleter = nullptr;
-  DLManagedTensorVersioned* raw_versioned = Original<DLManagedTensorVersioned>::make(deletes);
+  DLManagedTensorVersioned* raw_versioned = make_original<DLManagedTensorVersioned>(deletes);
   raw_versioned->deleter = nullptr;
   {
     ManagedTensor a = dlpackpp::to_versioned(LegacyManagedTensor::adopt(raw_legacy));

@@ -217,6 +217,29 @@ TEST(ResultVoid, HoldsAndThrowsAnError) {
   EXPECT_EQ(copy.error().what(), r.error().what());
 }
 
+TEST(ResultVoid, AssignsAcrossStates) {
+  const Result<void> ok;
+  const Result<void> bad = Error(Errc::null_shape, "shape is NULL with ndim 2");
+  const Result<void> worse = Error(Errc::invalid_ndim, "ndim is -1, must be >= 0");
+  Result<void> r;
+  r = bad;  // success -> error
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), Errc::null_shape);
+  EXPECT_EQ(r.error().what(), bad.error().what());  // shared, not copied
+  r = worse;                                        // error -> another error
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), Errc::invalid_ndim);
+  const Result<void>& self = r;
+  r = self;  // self-assignment keeps the error
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), Errc::invalid_ndim);
+  r = ok;  // error -> success
+  EXPECT_TRUE(r);
+  r = ok;  // success -> success
+  EXPECT_TRUE(r);
+  EXPECT_NO_THROW(r.value());
+}
+
 TEST(ResultDeath, ContractViolationsAbortWithFileAndLine) {
   const Result<int> bad = Error(Errc::misaligned, "x");
   const Result<int> good = 1;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <dlpackpp/iterate.hpp>
 #include <map>
 #include <numeric>
@@ -106,7 +107,7 @@ Ints layout(const Ints& shape, const std::vector<int>& order, std::int64_t pad,
 }
 
 // Runs both walks over `s` and checks them against the brute force.
-void check_walks(Strided& s, bool expect_memory_order, const std::string& what) {
+void check_walks(Strided& s, bool expect_ascending, const std::string& what) {
   SCOPED_TRACE(what);
   TensorView v = s.view();
   const std::map<Ints, std::int64_t> expected = s.brute_force();
@@ -120,8 +121,8 @@ void check_walks(Strided& s, bool expect_memory_order, const std::string& what) 
   std::sort(sorted_visits.begin(), sorted_visits.end());
   std::sort(expected_positions.begin(), expected_positions.end());
   EXPECT_EQ(sorted_visits, expected_positions) << "every element once per index";
-  if (expect_memory_order) {
-    EXPECT_TRUE(std::is_sorted(visited.begin(), visited.end())) << "memory order";
+  if (expect_ascending) {
+    EXPECT_TRUE(std::is_sorted(visited.begin(), visited.end())) << "ascending addresses";
     EXPECT_EQ(std::adjacent_find(visited.begin(), visited.end()), visited.end());
   }
 
@@ -134,7 +135,16 @@ void check_walks(Strided& s, bool expect_memory_order, const std::string& what) 
     indexed_order.push_back(&x - base);
   });
   EXPECT_EQ(seen, expected) << "each index with its own element";
-  EXPECT_EQ(indexed_order, visited) << "both walks take the same (memory) order";
+  EXPECT_EQ(indexed_order, visited) << "both walks take the same order";
+
+  // The row-major copy: the brute force's map is ordered by index, which is row-major.
+  std::vector<float> copied(expected.size(), -1.0f);
+  dlpackpp::copy_row_major(v, copied.data());
+  std::vector<float> row_major;
+  for (const auto& entry : expected) {
+    row_major.push_back(s.buffer[static_cast<std::size_t>(entry.second)]);
+  }
+  EXPECT_EQ(copied, row_major) << "copy_row_major";
 }
 
 TEST(Iterate, LayoutsAgainstBruteForce) {
@@ -185,7 +195,7 @@ TEST(Iterate, RandomLayoutsUpToRankTen) {
     for (std::size_t d = 0; d < flip.size(); ++d) flip[d] = rng() % 3 == 0;
     const std::int64_t pad = rng() % 4 == 0 ? 2 : 1;
     Strided s(shape, layout(shape, order, pad, flip), rng() % 2 == 0);
-    check_walks(s, pad == 1,
+    check_walks(s, true,  // compact or padded, the strides nest: ascending addresses
                 "trial " + std::to_string(trial) + " " + testing::PrintToString(s.shape) +
                     " strides " + testing::PrintToString(s.strides));
   }
@@ -195,6 +205,13 @@ TEST(Iterate, NonCompactAndOverlapping) {
   // Interleaved strides that no permutation makes compact, and a broadcast dimension.
   Strided interleaved({2, 3}, {3, 2});
   check_walks(interleaved, false, "interleaved");
+  // One-to-one but not nested: walked in stride order (dimension 0 outermost), as documented,
+  // which is not ascending.
+  std::vector<std::int64_t> order;
+  const float* base = interleaved.buffer.data();
+  dlpackpp::for_each_element<const float>(interleaved.view(),
+                                          [&](const float& x) { order.push_back(&x - base); });
+  EXPECT_EQ(order, (Ints{0, 2, 4, 3, 5, 7}));
   Strided broadcast({4, 3}, {0, 1});
   check_walks(broadcast, false, "broadcast rows");
   Strided all_same({3, 2}, {0, 0});
@@ -285,6 +302,9 @@ TEST(Iterate, ChecksAsTypedAccessDoes) {
   TensorView on_gpu(values.data(), DataType::float32(), {2, 4}, {}, Device::cuda(0));
   expect_error([&] { dlpackpp::for_each_element<const float>(on_gpu, noop); },
                Errc::device_mismatch, "cuda:0");
+  std::vector<float> sink(8);
+  expect_error([&] { dlpackpp::copy_row_major(on_gpu, sink.data()); }, Errc::device_mismatch,
+               "cuda:0");
   TensorView managed(values.data(), DataType::float32(), {8}, {}, Device::cuda_managed(0));
   int calls = 0;
   dlpackpp::for_each_element<const float>(managed, [&](float) { ++calls; });
@@ -300,6 +320,18 @@ TEST(Iterate, ChecksAsTypedAccessDoes) {
   calls = 0;
   dlpackpp::for_each_element<const Int4>(TensorView(padded_tensor, padded), [&](Int4) { ++calls; });
   EXPECT_EQ(calls, 8) << "padded sub-byte elements are addressable";
+
+  // Packed sub-byte elements are copied as bytes when contiguous, refused when strided.
+  unsigned char nibbles[4] = {0x21, 0x43, 0x65, 0x87};
+  unsigned char copied[4] = {};
+  dlpackpp::copy_row_major(TensorView(nibbles, dlpackpp::dtype_of<Int4>, {8}), copied);
+  EXPECT_EQ(std::memcmp(copied, nibbles, 4), 0);
+  expect_error(
+      [&] {
+        dlpackpp::copy_row_major(TensorView(nibbles, dlpackpp::dtype_of<Int4>, {2, 2}, {1, 2}),
+                                 copied);
+      },
+      Errc::not_contiguous, "packed");
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/hand_made.hpp"
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -31,33 +33,14 @@ using dlpackpp::ManagedTensor;
 std::atomic<int> hand_made_deletes{0};
 std::atomic<int> owners_destroyed{0};
 
-// A C-style producer: the deleter counts and frees the whole block.
+// A C-style producer (the tests' hand-made one): four floats 1..4; the deleter counts on
+// hand_made_deletes and frees the whole block.
 template <class M>
-struct HandMade {
-  M managed{};
-  std::int64_t shape[1] = {4};
-  float values[4] = {1, 2, 3, 4};
-
-  static M* make() {
-    auto* h = new HandMade{};
-    M& m = h->managed;
-    m.dl_tensor.data = h->values;
-    m.dl_tensor.device = Device::cpu();
-    m.dl_tensor.ndim = 1;
-    m.dl_tensor.dtype = DataType::float32();
-    m.dl_tensor.shape = h->shape;
-    m.manager_ctx = h;
-    m.deleter = [](M* self) {
-      hand_made_deletes.fetch_add(1, std::memory_order_relaxed);
-      delete static_cast<HandMade*>(self->manager_ctx);
-    };
-    if constexpr (std::is_same<M, DLManagedTensorVersioned>::value) {
-      m.version.major = DLPACK_MAJOR_VERSION;
-      m.version.minor = DLPACK_MINOR_VERSION;
-    }
-    return &m;
-  }
-};
+M* make_hand_made() {
+  static const dlpackpp_test::Layout four{DataType::float32(), {4},         {}, 0, 0,
+                                          DLDevice{kDLCPU, 0}, {1, 2, 3, 4}};
+  return dlpackpp_test::make_counted<M>(hand_made_deletes, four);
+}
 
 struct CountingOwner {
   CountingOwner() = default;
@@ -130,10 +113,10 @@ TEST(ManagedStress, TensorsMadeOnOneThreadDieOnOthersExactlyOnce) {
 
   std::thread maker([&] {
     for (int round = 0; round < kRounds; ++round) {
-      hand_over.push(ManagedTensor::adopt(HandMade<DLManagedTensorVersioned>::make()));
-      hand_over.push(LegacyManagedTensor::adopt(HandMade<DLManagedTensor>::make()));
+      hand_over.push(ManagedTensor::adopt(make_hand_made<DLManagedTensorVersioned>()));
+      hand_over.push(LegacyManagedTensor::adopt(make_hand_made<DLManagedTensor>()));
       hand_over.push(dlpackpp::to_legacy(
-          dlpackpp::to_versioned(LegacyManagedTensor::adopt(HandMade<DLManagedTensor>::make()))));
+          dlpackpp::to_versioned(LegacyManagedTensor::adopt(make_hand_made<DLManagedTensor>()))));
       hand_over.push(dlpackpp::from_vector(std::vector<float>(8, 1.0f), {2, 4}));
       hand_over.push(dlpackpp::allocate<LegacyManagedTensor>(DataType::int16(), {3, 3}));
       hand_over.push(
@@ -161,9 +144,9 @@ int from_env(const char* name, int fallback) {
 AnyTensor make_tensor(int cycle, const std::shared_ptr<const float[]>& shared, float* wrapped) {
   switch (cycle % 6) {
     case 0:
-      return ManagedTensor::adopt(HandMade<DLManagedTensorVersioned>::make());
+      return ManagedTensor::adopt(make_hand_made<DLManagedTensorVersioned>());
     case 1:
-      return LegacyManagedTensor::adopt(HandMade<DLManagedTensor>::make());
+      return LegacyManagedTensor::adopt(make_hand_made<DLManagedTensor>());
     case 2:
       return dlpackpp::from_vector(std::vector<float>(8, static_cast<float>(cycle)), {2, 4});
     case 3:

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "support/expect_error.hpp"
+#include "support/hand_made.hpp"
+#include "support/same_view.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -25,68 +27,14 @@ using dlpackpp::Error;
 using dlpackpp::IntSpan;
 using dlpackpp::LegacyManagedTensor;
 using dlpackpp::ManagedTensor;
+using dlpackpp::TensorView;
 using dlpackpp::ValidateOptions;
 namespace flag = dlpackpp::flag;
 
-// What the hand-made producer exports; the default is a valid 2x3 float32 with NULL strides.
-struct Layout {
-  DataType dtype = DataType::float32();
-  std::vector<std::int64_t> shape{2, 3};
-  std::vector<std::int64_t> strides{};  // empty: the producer sends NULL
-  std::uint64_t flags = 0;              // versioned tensors only
-};
-
-// A producer written against the C structs alone, so that counting does not depend on the
-// code under test: one heap object holds the struct, its arrays and the elements, and the
-// deleter counts before freeing it.
-template <class M>
-struct HandMade {
-  M managed{};
-  std::vector<std::int64_t> shape;
-  std::vector<std::int64_t> strides;
-  std::vector<std::uint64_t> storage;
-  int* deletes = nullptr;
-
-  static void count_and_free(M* self) {
-    auto* made = static_cast<HandMade*>(self->manager_ctx);
-    ++*made->deletes;
-    delete made;
-  }
-  // For tensors the handle must never release (NULL deleter, release()).
-  static void free_uncounted(M* self) { delete static_cast<HandMade*>(self->manager_ctx); }
-};
-
-template <class M>
-M* make_counted(int& deletes, const Layout& layout = {}) {
-  auto* made = new HandMade<M>{};
-  made->shape = layout.shape;
-  made->strides = layout.strides;
-  // Any zero (or, for malformed layouts, negative) extent first: the others may then
-  // multiply past int64.
-  std::int64_t numel = 1;
-  for (std::int64_t extent : layout.shape) numel = extent <= 0 ? 0 : numel;
-  for (std::size_t d = 0; d < layout.shape.size() && numel != 0; ++d) numel *= layout.shape[d];
-  // Padded size is the larger one; one spare word keeps data non-NULL for empty tensors.
-  made->storage.assign(static_cast<std::size_t>(layout.dtype.storage_bytes(numel, true)) / 8 + 1,
-                       0);
-  made->deletes = &deletes;
-
-  M& m = made->managed;
-  m.dl_tensor.data = made->storage.data();
-  m.dl_tensor.device = Device::cpu();
-  m.dl_tensor.ndim = static_cast<decltype(m.dl_tensor.ndim)>(made->shape.size());
-  m.dl_tensor.dtype = layout.dtype;
-  m.dl_tensor.shape = made->shape.empty() ? nullptr : made->shape.data();
-  m.dl_tensor.strides = made->strides.empty() ? nullptr : made->strides.data();
-  m.manager_ctx = made;
-  m.deleter = &HandMade<M>::count_and_free;
-  if constexpr (std::is_same<M, DLManagedTensorVersioned>::value) {
-    m.version.major = DLPACK_MAJOR_VERSION;
-    m.version.minor = DLPACK_MINOR_VERSION;
-    m.flags = layout.flags;
-  }
-  return &m;
-}
+using dlpackpp_test::HandMade;
+using dlpackpp_test::Layout;
+using dlpackpp_test::make_counted;
+using Ints = std::vector<std::int64_t>;
 
 template <class Handle>
 class Ownership : public ::testing::Test {
@@ -547,6 +495,251 @@ TEST_F(VersionedFlags, UnknownBitsAreKept) {
   EXPECT_EQ(t.view().flags(), future | flag::is_copied);
   EXPECT_FALSE(t.read_only());
   t.data<float>()[0] = 1.0f;  // an unknown bit never means read-only
+}
+
+// ---- adopt_with_view: the handle and its view from one validation pass ----------------
+
+// The ownership fixture under the name these tests report.
+template <class Handle>
+class AdoptWithView : public Ownership<Handle> {};
+TYPED_TEST_SUITE(AdoptWithView, HandleKinds, );
+
+// Every fact a view reports, byte count and flags too, compared with the view a handle makes
+// afresh.
+void expect_same_view_and_bytes(const TensorView& got, const TensorView& want) {
+  dlpackpp_test::expect_same_view(got, want);
+  EXPECT_EQ(got.nbytes(), want.nbytes());
+  EXPECT_EQ(got.flags(), want.flags());
+}
+
+TEST(AdoptedTensor, IsAnAggregateOfHandleAndViewAndTheHandleStaysOnePointer) {
+  using Adopted = decltype(ManagedTensor::adopt_with_view(nullptr));
+  static_assert(std::is_aggregate<Adopted>::value, "structured bindings need an aggregate");
+  static_assert(std::is_same<decltype(Adopted::tensor), ManagedTensor>::value, "");
+  static_assert(std::is_same<decltype(Adopted::view), TensorView>::value, "");
+  static_assert(sizeof(ManagedTensor) == sizeof(void*), "the handle stays one pointer");
+  static_assert(std::is_nothrow_move_constructible<Adopted>::value, "");
+  static_assert(!std::is_copy_constructible<Adopted>::value, "the handle is move-only");
+}
+
+TYPED_TEST(AdoptWithView, AcceptsWhatAdoptAcceptsWithTheViewOfTheSamePass) {
+  const std::vector<Layout> layouts = {
+      Layout{},                                                    // NULL strides
+      Layout{DataType::float32(), {2, 3}, {3, 1}},                 // row-major
+      Layout{DataType::float32(), {2, 3}, {1, 2}},                 // column-major
+      Layout{DataType::int16(), {4, 1, 5}, {5, 99, 1}},            // size-1 dim, any stride
+      Layout{DataType::float64(), {2, 2}, {-2, 1}},                // negative stride: slow path
+      Layout{DataType::float32(), {0, 3}, {}},                     // empty: slow path
+      Layout{DataType::float32(), {}, {}},                         // zero-dim
+      Layout{DataType::uint8(), {2, 2, 2, 2, 2, 2, 2, 2, 2}, {}},  // above the inline rank
+  };
+  for (const Layout& layout : layouts) {
+    SCOPED_TRACE(::testing::PrintToString(layout.shape) + " strides " +
+                 ::testing::PrintToString(layout.strides));
+    this->deletes = 0;
+    auto* p = this->make(layout);
+    {
+      auto [t, v] = TypeParam::adopt_with_view(p);
+      EXPECT_EQ(t.get(), p);
+      expect_same_view_and_bytes(v, t.view());
+      EXPECT_EQ(this->deletes, 0);
+    }
+    EXPECT_EQ(this->deletes, 1);
+
+    p = this->make(layout);
+    {
+      auto tried = TypeParam::try_adopt_with_view(p);
+      ASSERT_TRUE(tried);
+      EXPECT_EQ(tried->tensor.get(), p);
+      expect_same_view_and_bytes(tried->view, tried->tensor.view());
+    }
+    EXPECT_EQ(this->deletes, 2);
+  }
+}
+
+TYPED_TEST(AdoptWithView, LegacyNullStridesAreNormalizedToCompactRowMajor) {
+  auto [t, v] = TypeParam::adopt_with_view(this->make(Layout{DataType::float32(), {2, 3, 4}}));
+  ASSERT_EQ(t.get()->dl_tensor.strides, nullptr);  // the producer's NULL is left as it was
+  EXPECT_EQ(Ints(v.strides().begin(), v.strides().end()), (Ints{12, 4, 1}));
+  EXPECT_TRUE(v.is_contiguous());
+  EXPECT_EQ(v.numel(), 24);
+}
+
+TYPED_TEST(AdoptWithView, TheViewReadsTheTensorInPlaceAndSurvivesMovingTheHandle) {
+  Layout layout{DataType::float32(), {2, 2}, {}};
+  layout.values = {1.5f, 2.5f, 3.5f, 4.5f};
+  auto adopted = TypeParam::adopt_with_view(this->make(layout));
+  const TensorView view = adopted.view;
+  EXPECT_EQ(view.shape().data(), adopted.tensor.get()->dl_tensor.shape);
+  std::vector<TypeParam> owners;
+  owners.push_back(std::move(adopted.tensor));
+  owners.reserve(16);  // moves the handle again, into new storage
+  EXPECT_FALSE(adopted.tensor);
+  EXPECT_EQ(this->deletes, 0);
+  const auto a = view.accessor<const float, 2>();
+  EXPECT_EQ(a(0, 0), 1.5f);
+  EXPECT_EQ(a(1, 1), 4.5f);
+  EXPECT_EQ(Ints(view.strides().begin(), view.strides().end()), (Ints{2, 1}));
+  owners.clear();
+  EXPECT_EQ(this->deletes, 1);
+}
+
+TYPED_TEST(AdoptWithView, EveryFailureReleasesOnceAndReportsAsAdoptDoes) {
+  struct Case {
+    const char* name;
+    Layout layout;
+    ValidateOptions options;
+    Errc code;
+  };
+  ValidateOptions strict;
+  strict.require_strides = true;
+  ValidateOptions aligned;
+  aligned.alignment = 64;
+  Layout offset{DataType::float32(), {2, 3}, {3, 1}};
+  offset.byte_offset = 4;
+  std::vector<Case> cases = {
+      {"negative extent", Layout{DataType::float32(), {2, -3}, {}}, {}, Errc::negative_shape},
+      {"unknown dtype", Layout{DataType(200, 32), {2}, {}}, {}, Errc::unsupported_dtype},
+      {"strides required", Layout{}, strict, Errc::null_strides},
+      {"misaligned", offset, aligned, Errc::misaligned},
+  };
+  Layout bad_device{};
+  bad_device.device = DLDevice{static_cast<DLDeviceType>(999), 0};
+  cases.push_back({"unknown device", bad_device, {}, Errc::unsupported_device});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    this->deletes = 0;
+    auto* p = this->make(c.layout);
+    const dlpackpp::Error want = TypeParam::try_adopt(p, c.options).error();
+    EXPECT_EQ(want.code(), c.code);
+    EXPECT_EQ(this->deletes, 1);
+
+    auto tried = TypeParam::try_adopt_with_view(this->make(c.layout), c.options);
+    ASSERT_FALSE(tried);
+    EXPECT_EQ(tried.error().code(), c.code);
+    if (c.code != Errc::misaligned) {  // that message names the address, which differs
+      EXPECT_STREQ(tried.error().what(), want.what());
+    }
+    EXPECT_EQ(this->deletes, 2);
+
+    p = this->make(c.layout);
+    dlpackpp_test::expect_errc(c.code, [&] { (void)TypeParam::adopt_with_view(p, c.options); });
+    EXPECT_EQ(this->deletes, 3);
+  }
+}
+
+TYPED_TEST(AdoptWithView, NullIsNullPointerAndReleasesNothing) {
+  EXPECT_EQ(TypeParam::try_adopt_with_view(nullptr).error().code(), Errc::null_pointer);
+  dlpackpp_test::expect_errc(Errc::null_pointer, [] { (void)TypeParam::adopt_with_view(nullptr); });
+}
+
+TEST(AdoptWithViewVersioned, ReadOnlyTravelsInTheView) {
+  int deletes = 0;
+  Layout layout{};
+  layout.flags = dlpackpp::flag::read_only;
+  {
+    auto adopted =
+        ManagedTensor::adopt_with_view(make_counted<DLManagedTensorVersioned>(deletes, layout));
+    const TensorView& v = adopted.view;  // a lambda cannot capture a structured binding in C++17
+    EXPECT_TRUE(v.read_only());
+    EXPECT_NE(v.data<const float>(), nullptr);
+    dlpackpp_test::expect_errc(Errc::read_only, [&] { (void)v.data<float>(); });
+  }
+  EXPECT_EQ(deletes, 1);
+}
+
+TEST(AdoptWithViewVersioned, AnotherMajorIsReleasedOnceWithoutTheView) {
+  for (const bool throwing : {false, true}) {
+    SCOPED_TRACE(throwing ? "adopt_with_view" : "try_adopt_with_view");
+    int deletes = 0;
+    DLManagedTensorVersioned* p = make_counted<DLManagedTensorVersioned>(deletes);
+    p->version.major = DLPACK_MAJOR_VERSION + 1;
+    if (throwing) {
+      dlpackpp_test::expect_error([&] { (void)ManagedTensor::adopt_with_view(p); },
+                                  Errc::version_mismatch, "version.major");
+    } else {
+      auto tried = ManagedTensor::try_adopt_with_view(p);
+      ASSERT_FALSE(tried);
+      EXPECT_EQ(tried.error().code(), Errc::version_mismatch);
+    }
+    EXPECT_EQ(deletes, 1);
+  }
+}
+
+// ---- adopt_as<T, N>: the typed one-pass consume ------------------------------------------
+
+TYPED_TEST(AdoptWithView, AdoptAsGivesTheHandleAndACheckedAccessor) {
+  Layout layout{DataType::float32(), {2, 3}, {}};
+  layout.values = {0, 1, 2, 3, 4, 5};
+  for (const bool null_strides : {true, false}) {
+    SCOPED_TRACE(null_strides ? "NULL strides" : "strides");
+    layout.strides = null_strides ? Ints{} : Ints{3, 1};
+    this->deletes = 0;
+    auto* p = this->make(layout);
+    {
+      auto [t, a] = TypeParam::template adopt_as<const float, 2>(p);
+      EXPECT_EQ(t.get(), p);
+      EXPECT_EQ(a.size(0), 2);
+      EXPECT_EQ(a.stride(0), 3);  // NULL strides normalized
+      EXPECT_EQ(a(1, 2), 5.0f);
+      TypeParam moved = std::move(t);  // the accessor reads the tensor, not the handle
+      EXPECT_EQ(a(0, 1), 1.0f);
+      EXPECT_EQ(this->deletes, 0);
+    }
+    EXPECT_EQ(this->deletes, 1);
+    auto tried = TypeParam::template try_adopt_as<float, 2>(this->make(layout));
+    ASSERT_TRUE(tried);
+    tried->accessor(0, 0) = 7.0f;
+    EXPECT_EQ(tried->tensor.view().template data<const float>()[0], 7.0f);
+  }
+}
+
+TYPED_TEST(AdoptWithView, AdoptAsFailuresReleaseOnceWithAdoptsOrTheAccessorsError) {
+  Layout misaligned{DataType::float32(), {2, 3}, {3, 1}};
+  misaligned.byte_offset = 2;
+  const std::vector<std::pair<Layout, Errc>> cases = {
+      {Layout{DataType::float64(), {2, 3}, {}}, Errc::dtype_mismatch},
+      {Layout{DataType::float32(), {6}, {}}, Errc::rank_mismatch},
+      {Layout{DataType::float32(), {2, -3}, {}}, Errc::negative_shape},
+      {Layout{DataType(200, 32), {2, 3}, {}}, Errc::unsupported_dtype},
+      {misaligned, Errc::misaligned},
+  };
+  for (const auto& [layout, code] : cases) {
+    SCOPED_TRACE(dlpackpp::to_string(code));
+    this->deletes = 0;
+    auto tried = TypeParam::template try_adopt_as<const float, 2>(this->make(layout));
+    ASSERT_FALSE(tried);
+    EXPECT_EQ(tried.error().code(), code);
+    EXPECT_EQ(this->deletes, 1);
+    auto* p = this->make(layout);
+    expect_errc(code, [&] { (void)TypeParam::template adopt_as<const float, 2>(p); });
+    EXPECT_EQ(this->deletes, 2);
+  }
+  expect_errc(Errc::null_pointer, [] { (void)TypeParam::template adopt_as<float, 1>(nullptr); });
+}
+
+TEST(AdoptAsVersioned, ReadOnlyRefusesAMutableAccessorAndAnotherMajorIsAVersionMismatch) {
+  int deletes = 0;
+  Layout layout{};
+  layout.flags = flag::read_only;
+  auto tried = ManagedTensor::try_adopt_as<float, 2>(
+      make_counted<DLManagedTensorVersioned>(deletes, layout));
+  ASSERT_FALSE(tried);
+  EXPECT_EQ(tried.error().code(), Errc::read_only);
+  EXPECT_EQ(deletes, 1);
+  {
+    auto [t, a] = ManagedTensor::adopt_as<const float, 2>(
+        make_counted<DLManagedTensorVersioned>(deletes, layout));
+    EXPECT_TRUE(t.read_only());
+    EXPECT_EQ(a.size(1), 3);
+  }
+  EXPECT_EQ(deletes, 2);
+  DLManagedTensorVersioned* p = make_counted<DLManagedTensorVersioned>(deletes);
+  p->version.major = DLPACK_MAJOR_VERSION + 1;
+  auto other_major = ManagedTensor::try_adopt_as<const float, 2>(p);
+  ASSERT_FALSE(other_major);
+  EXPECT_EQ(other_major.error().code(), Errc::version_mismatch);
+  EXPECT_EQ(deletes, 3);
 }
 
 }  // namespace

@@ -139,6 +139,27 @@ TEST(NoExceptions, EveryEntryPointHasAResultTwin) {
   EXPECT_EQ(dlpackpp::try_allocate(DataType::float32(), {2}, Device::cuda(0)).error().code(),
             Errc::unsupported_device);
   EXPECT_EQ(dlpackpp::ManagedTensor::try_adopt(nullptr).error().code(), Errc::null_pointer);
+  auto exported_again = dlpackpp::try_from_vector(std::vector<float>(6, 1.0f), {2, 3});
+  ASSERT_TRUE(exported_again.has_value());
+  auto with_view =
+      dlpackpp::ManagedTensor::try_adopt_with_view(std::move(*exported_again).release());
+  ASSERT_TRUE(with_view.has_value());
+  EXPECT_EQ(with_view->view.numel(), 6);
+  EXPECT_EQ(dlpackpp::ManagedTensor::try_adopt_with_view(nullptr).error().code(),
+            Errc::null_pointer);
+  auto typed = dlpackpp::ManagedTensor::try_adopt_as<const float, 2>(with_view->tensor.release());
+  ASSERT_TRUE(typed.has_value());
+  EXPECT_EQ(typed->accessor(1, 2), 1.0f);
+  EXPECT_EQ((dlpackpp::ManagedTensor::try_adopt_as<const float, 1>(typed->tensor.release())
+                 .error()
+                 .code()),
+            Errc::rank_mismatch);
+}
+
+TEST(NoExceptionsDeath, AdoptWithViewOfNullGoesToTheHandler) {
+  EXPECT_EXIT(static_cast<void>(dlpackpp::ManagedTensor::adopt_with_view(nullptr)),
+              testing::KilledBySignal(SIGABRT),
+              "dlpackpp: DLManagedTensorVersioned pointer is NULL");
 }
 
 TEST(NoExceptionsDeath, ThrowingViewChecksGoToTheHandler) {

@@ -547,8 +547,8 @@ TEST(Validate, QuickPathNeverAcceptsWhatTheCatalogueRefuses) {
 
 }  // namespace
 
-// known_device_types() is a literal (a loop would be folded in every translation unit); it
-// must stay exactly the codes that have a name.
+// known_device_types() is spelled from the named codes; it must stay exactly the codes that
+// have a name.
 TEST(Validate, KnownDeviceTypesMatchTheNamedCodes) {
   std::uint64_t named = 0;
   for (std::int32_t code = 0; code < 64; ++code) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/hand_made.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -64,6 +66,24 @@ const std::pair<const char*, Attempt> kAttempts[] = {
      }},
     {"constructor",
      [](DLManagedTensorVersioned* p) { return thrown_by([p] { ManagedTensor t(p); }); }},
+    {"try_adopt_with_view",
+     [](DLManagedTensorVersioned* p) {
+       auto r = ManagedTensor::try_adopt_with_view(p);
+       return r ? Errc{} : r.error().code();
+     }},
+    {"adopt_with_view",
+     [](DLManagedTensorVersioned* p) {
+       return thrown_by([p] { static_cast<void>(ManagedTensor::adopt_with_view(p)); });
+     }},
+    {"try_adopt_as",
+     [](DLManagedTensorVersioned* p) {
+       auto r = ManagedTensor::try_adopt_as<const float, 2>(p);
+       return r ? Errc{} : r.error().code();
+     }},
+    {"adopt_as",
+     [](DLManagedTensorVersioned* p) {
+       return thrown_by([p] { static_cast<void>(ManagedTensor::adopt_as<float, 1>(p)); });
+     }},
 };
 
 const std::uint32_t kForeignMajors[] = {0, kMajor + 1, kMajor + 100, UINT32_MAX};
@@ -100,37 +120,23 @@ TEST(VersionMismatch, AForeignTensorWithoutDeleterIsRejectedWithoutACall) {
   std::free(p);
 }
 
-// A complete scalar tensor of our major with any minor.
-struct Scalar {
-  DLManagedTensorVersioned managed{};
-  float value = 0.5f;
-  int* deletes = nullptr;
-
-  static Scalar* make(std::uint32_t minor, int& deletes) {
-    auto* s = new Scalar{};
-    s->deletes = &deletes;
-    s->managed.version.major = kMajor;
-    s->managed.version.minor = minor;
-    s->managed.manager_ctx = s;
-    s->managed.deleter = [](DLManagedTensorVersioned* self) {
-      auto* owner = static_cast<Scalar*>(self->manager_ctx);
-      ++*owner->deletes;
-      delete owner;
-    };
-    s->managed.dl_tensor.data = &s->value;
-    s->managed.dl_tensor.device = dlpackpp::Device::cpu();
-    s->managed.dl_tensor.dtype = dlpackpp::DataType::float32();
-    return s;
-  }
-};
+// A complete scalar tensor of our major with any minor, from the tests' hand-made producer.
+DLManagedTensorVersioned* make_scalar(std::uint32_t minor, int& deletes) {
+  dlpackpp_test::Layout scalar{dlpackpp::DataType::float32(), {}, {}};
+  scalar.values = {0.5f};
+  DLManagedTensorVersioned* p =
+      dlpackpp_test::make_counted<DLManagedTensorVersioned>(deletes, scalar);
+  p->version.minor = minor;
+  return p;
+}
 
 TEST(VersionMismatch, AnyMinorOfOurMajorIsAccepted) {
   for (const std::uint32_t minor : {0u, kMinor, kMinor + 5, UINT32_MAX}) {
     SCOPED_TRACE("minor " + std::to_string(minor));
     int deletes = 0;
-    Scalar* s = Scalar::make(minor, deletes);
+    DLManagedTensorVersioned* p = make_scalar(minor, deletes);
     {
-      ManagedTensor t = ManagedTensor::adopt(&s->managed);
+      ManagedTensor t = ManagedTensor::adopt(p);
       EXPECT_EQ(t.version().major, kMajor);
       EXPECT_EQ(t.version().minor, minor);
       EXPECT_EQ(*t.data<const float>(), 0.5f);

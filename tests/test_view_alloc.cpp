@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// TensorView never heap-allocates for ndim <= 8: counted by replacing global operator new/delete.
+// TensorView and adopt_with_view never heap-allocate for ndim <= 8: counted by replacing global
+// operator new/delete.
 #include "support/counting_new.hpp"
+#include "support/hand_made.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <dlpackpp/managed_tensor.hpp>
 #include <dlpackpp/tensor_view.hpp>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -121,6 +125,75 @@ TEST(TensorViewAllocations, FailuresMayAllocate) {
   bool valid = true;
   EXPECT_GT(allocations_during([&] { valid = dlpackpp::validate(tensor.t).has_value(); }), 0);
   EXPECT_FALSE(valid);
+}
+
+// adopt_with_view: adopting and viewing a valid tensor is as allocation-free as viewing it.
+template <class Handle>
+class AdoptWithViewAllocations : public ::testing::Test {
+ protected:
+  using Managed = typename Handle::managed_type;
+  Managed* make(const dlpackpp_test::Layout& layout) {
+    return dlpackpp_test::make_counted<Managed>(deletes, layout);
+  }
+  int deletes = 0;
+};
+using HandleKinds = ::testing::Types<dlpackpp::LegacyManagedTensor, dlpackpp::ManagedTensor>;
+TYPED_TEST_SUITE(AdoptWithViewAllocations, HandleKinds, );
+
+// What a consumer does after adopting, so that none of it is optimized away.
+std::int64_t consume(const TensorView& v) {
+  const float* data = v.require_dtype<float>().require_device(Device::cpu()).data<const float>();
+  return v.numel() + (v.is_contiguous() ? 1 : 0) + v.strides()[0] + (data != nullptr ? 1 : 0);
+}
+
+TYPED_TEST(AdoptWithViewAllocations, NoneForRanksUpTo8) {
+  DLPACKPP_SKIP_UNLESS_COUNTING();
+  for (int ndim = 1; ndim <= 8; ++ndim) {
+    for (const bool null_strides : {true, false}) {
+      SCOPED_TRACE("ndim " + std::to_string(ndim) + (null_strides ? " NULL strides" : ""));
+      dlpackpp_test::Layout layout{
+          DataType::float32(), Ints(static_cast<std::size_t>(ndim), 2), {}};
+      if (!null_strides) {
+        layout.strides.assign(layout.shape.size(), 1);
+        for (std::size_t d = layout.shape.size() - 1; d-- > 0;) {
+          layout.strides[d] = layout.strides[d + 1] * 2;
+        }
+      }
+      auto* first = this->make(layout);
+      auto* second = this->make(layout);
+      std::int64_t sum = 0;
+      const long allocations = counting_new::allocations_during([&] {
+        {
+          auto [t, v] = TypeParam::adopt_with_view(first);
+          sum += consume(v);
+        }
+        auto tried = TypeParam::try_adopt_with_view(second);
+        if (tried) sum += consume(tried->view);
+      });
+      EXPECT_EQ(allocations, 0);
+      EXPECT_EQ(sum, 2 * ((std::int64_t{1} << ndim) + 1 + (std::int64_t{1} << (ndim - 1)) + 1));
+    }
+  }
+}
+
+TYPED_TEST(AdoptWithViewAllocations, NoneForAdoptAsUpToRank8) {
+  DLPACKPP_SKIP_UNLESS_COUNTING();
+  const dlpackpp_test::Layout rank2{DataType::float32(), {2, 3}, {}};
+  const dlpackpp_test::Layout rank8{DataType::float32(), Ints(8, 2), {}};
+  auto* two = this->make(rank2);
+  auto* eight = this->make(rank8);
+  std::int64_t sizes = 0;
+  const long allocations = counting_new::allocations_during([&] {
+    {
+      auto [t, a] = TypeParam::template adopt_as<const float, 2>(two);
+      sizes += a.size(0) + a.stride(0);
+    }
+    auto tried = TypeParam::template try_adopt_as<const float, 8>(eight);
+    if (tried) sizes += tried->accessor.size(7) + tried->accessor.stride(0);
+  });
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(sizes, 2 + 3 + 2 + 128);
+  EXPECT_EQ(this->deletes, 2);
 }
 
 }  // namespace

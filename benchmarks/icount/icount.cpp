@@ -96,16 +96,15 @@ inline void read_facts(const View& v) {
 }
 
 [[gnu::noinline]] void cpp_consume(Fixture& f) {
-  const auto t = dlpackpp::ManagedTensor::adopt(&f.versioned);
-  const dlpackpp::TensorView v = t.view();
+  const auto [t, v] = dlpackpp::ManagedTensor::adopt_with_view(&f.versioned);
   v.require_dtype<float>().require_ndim(f.ndim).require_device(dlpackpp::Device::cpu());
   read_facts(v);
 }
 
 [[gnu::noinline]] void cpp_consume_try(Fixture& f) {
-  auto r = dlpackpp::ManagedTensor::try_adopt(&f.versioned);
+  auto r = dlpackpp::ManagedTensor::try_adopt_with_view(&f.versioned);
   if (!r) return;
-  const dlpackpp::TensorView v = r->view();
+  const dlpackpp::TensorView& v = r->view;
   if (!v.try_require_dtype<float>() || !v.try_require_ndim(f.ndim)) return;
   read_facts(v);
 }
@@ -126,8 +125,7 @@ inline void read_facts(const View& v) {
 }
 
 [[gnu::noinline]] void cpp_consume_null_strides(Fixture& f) {
-  const auto t = dlpackpp::LegacyManagedTensor::adopt(&f.legacy);
-  const dlpackpp::TensorView v = t.view();
+  const auto [t, v] = dlpackpp::LegacyManagedTensor::adopt_with_view(&f.legacy);
   v.require_dtype<float>().require_ndim(f.ndim).require_device(dlpackpp::Device::cpu());
   read_facts(v);
 }
@@ -137,6 +135,15 @@ template <int N>
   const auto t = dlpackpp::ManagedTensor::adopt(&f.versioned);
   const auto a = t.accessor<const float, N>();
   keep(a);
+}
+
+// The typed one pass: dtype, rank and alignment proved with the tensor, then read.
+template <int N>
+[[gnu::noinline]] void cpp_adopt_as(Fixture& f) {
+  const auto [t, a] = dlpackpp::ManagedTensor::adopt_as<const float, N>(&f.versioned);
+  const float* data = a.data();
+  const std::int64_t stride = a.stride(0);
+  keep(data), keep(stride);
 }
 
 [[gnu::noinline]] void c_export_release(Fixture& f) {
@@ -290,6 +297,10 @@ int main() {
                           : rank == 4 ? cpp_adopt_accessor<4>
                                       : cpp_adopt_accessor<8>;
     measure("cpp_adopt_accessor", accessor, f);
+    const Case adopt_as = rank == 1   ? cpp_adopt_as<1>
+                          : rank == 4 ? cpp_adopt_as<4>
+                                      : cpp_adopt_as<8>;
+    measure("cpp_adopt_as", adopt_as, f);
   }
 
   const char* out = std::getenv("DLPACKPP_ICOUNT_OUT");
@@ -325,11 +336,12 @@ int main() {
   };
   const Row rows[] = {
     {"consume versioned: adopt, view, require, read facts", "c_consume", "cpp_consume"},
-    {"  the same through try_adopt / try_require_*", "c_consume", "cpp_consume_try"},
+    {"  the same through try_adopt_with_view / try_require_*", "c_consume", "cpp_consume_try"},
     {"  the same through adopt_unchecked", "c_consume", "cpp_consume_unchecked"},
     {"consume legacy, NULL strides (normalized)", "c_consume_null_strides",
      "cpp_consume_null_strides"},
     {"adopt + accessor<const float, N>", "c_consume", "cpp_adopt_accessor"},
+    {"adopt_as<const float, N> (typed, one pass)", "c_consume", "cpp_adopt_as"},
     {"export (wrap, no-op owner) + deleter", "c_export_release", "cpp_export_release"},
     {"element loop, 256 floats, runtime strides (ndim 1, 4)", "c_loop", "cpp_loop"},
 #if DLPACKPP_ICOUNT_TORCH

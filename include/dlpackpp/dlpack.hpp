@@ -5,14 +5,6 @@
 /// Order of preference:
 ///  1. a dlpack.h the translation unit already included (its include guard is set);
 ///  2. `DLPACKPP_DLPACK_HEADER`, a header name the user predefines, e.g. `<torch/dlpack.h>`;
-///  3. `<dlpack/dlpack.h>` found on the include path, unless DLPACKPP_USE_BUNDLED_DLPACK=1;
-///  4. dlpackpp's bundled, ABI-identical DLPack 1.3 header (refused when
-///     DLPACKPP_USE_BUNDLED_DLPACK=0, so a missing system header is an error, not a surprise).
-/// Chooses which dlpack.h is in force and tells the rest of the library what it offers.
-///
-/// Order of preference:
-///  1. a dlpack.h the translation unit already included (its include guard is set);
-///  2. `DLPACKPP_DLPACK_HEADER`, a header name the user predefines, e.g. `<torch/dlpack.h>`;
 ///  3. `<dlpack/dlpack.h>` from the include path, only when the user opts in with
 ///     `DLPACKPP_USE_BUNDLED_DLPACK=0` (the CMake option DLPACKPP_USE_SYSTEM_DLPACK sets it);
 ///  4. otherwise dlpackpp's bundled, ABI-identical DLPack 1.3 header.

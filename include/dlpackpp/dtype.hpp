@@ -244,7 +244,8 @@ class DataType {
   /// Inverse of to_string(); throws Errc::invalid_argument naming the input.
   static DataType parse(std::string_view text) { return try_parse(text).value(); }
 
-  /// The DataType of C++ type T (see dtype_traits).
+  /// Alias of dtype_of<T> (the spelling the docs and examples use), kept because the
+  /// contract names both: the DataType of C++ type T (see dtype_traits).
   template <class T>
   static constexpr DataType of() noexcept;
 

@@ -164,11 +164,6 @@ Error make_error(Errc code, const Parts&... parts) {
   return Error(code, text.view());
 }
 
-/// Builds and throws (or reports) an Error; kept out of line from hot callers.
-template <class... Parts>
-[[noreturn]] void fail(Errc code, const Parts&... parts) {
-  throw_error(make_error(code, parts...));
-}
 }  // namespace detail
 
 namespace detail {
@@ -341,10 +336,15 @@ class [[nodiscard]] Result<void> {
   }
   /// Replaces the outcome with a copy of `other`'s.
   Result& operator=(const Result& other) noexcept {
-    if (this != &other) {
-      this->~Result();
-      ::new (static_cast<void*>(this)) Result(other);
+    if (this == &other) return *this;
+    if (!ok_ && !other.ok_) {
+      error_ = other.error_;
+    } else if (!ok_) {
+      error_.~Error();
+    } else if (!other.ok_) {
+      ::new (static_cast<void*>(&error_)) Error(other.error_);
     }
+    ok_ = other.ok_;
     return *this;
   }
   ~Result() {

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Any-rank element loops over a TensorView: for_each_element() and for_each_indexed() visit
-/// every element of a view whose rank is known only at run time, in memory order, so callers
-/// never write an odometer. Opt-in (not in the umbrella header).
+/// every element of a view whose rank is known only at run time, in ascending addresses
+/// wherever the layout allows it, and copy_row_major() copies one into compact row-major
+/// memory, so callers never write an odometer. Opt-in (not in the umbrella
+/// header).
 #pragma once
 
 #include "dlpackpp/detail/checked.hpp"
 #include "dlpackpp/detail/config.hpp"
-#include "dlpackpp/detail/view_errors.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/int_span.hpp"
+#include "dlpackpp/rules/access.hpp"
 #include "dlpackpp/tensor_view.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -27,7 +31,10 @@ inline constexpr int iteration_max_dims = 64;
 
 /// The loop nest for one view, outermost dimension first. Strides are in elements and never
 /// negative: a dimension walked backwards in memory is flipped (`base` moves to its far end),
-/// so sorting by stride gives memory order.
+/// and the dimensions are sorted by stride. When the strides nest (each at least the span of
+/// the dimensions inside it, as in every compact or padded layout) that order visits
+/// ascending addresses; interleaved strides are walked in the same stride order, which then
+/// is not ascending.
 struct IterationPlan {
   std::int64_t extent[iteration_max_dims];
   std::int64_t stride[iteration_max_dims];
@@ -91,25 +98,26 @@ inline void plan_iteration(IntSpan shape, IntSpan strides, bool merge, Iteration
   p.rank = fused;  // dim/flipped no longer describe fused loops; only the indexed walk reads them
 }
 
-/// Runs `inner(q)` at the start of every innermost run, stepping the outer loops (all but the
-/// last) like an odometer. The pointer never leaves the tensor's span: a wrapping loop steps
-/// back before the next one steps forward.
-template <class T, class Inner>
-DLPACKPP_FORCE_INLINE void walk_outer(T* base, const IterationPlan& p, Inner&& inner) {
+/// The one odometer of the walks: calls `inner()` at the start of every innermost run and
+/// `move(r, k)` to move loop r (an outer loop, all but the last) by k of its steps: 1 forward,
+/// or -(extent - 1) back to its start when it wraps, before the next loop steps forward, so a
+/// pointer never leaves the tensor's span. `move` keeps whatever the walk tracks (pointers,
+/// indices) in step.
+template <class Inner, class Move>
+DLPACKPP_FORCE_INLINE void walk_outer(const IterationPlan& p, Inner&& inner, Move&& move) {
   const int outer = p.rank - 1;
   std::int64_t counter[iteration_max_dims];
   for (int r = 0; r < outer; ++r) counter[r] = 0;
-  T* q = base;
   for (;;) {
-    inner(q);
+    inner();
     int r = outer - 1;
     for (; r >= 0; --r) {
       if (++counter[r] < p.extent[r]) {
-        q += p.stride[r];
+        move(r, std::int64_t{1});
         break;
       }
       counter[r] = 0;
-      q -= p.stride[r] * (p.extent[r] - 1);
+      move(r, 1 - p.extent[r]);
     }
     if (r < 0) return;
   }
@@ -128,39 +136,58 @@ Result<T*> iteration_pointer(const TensorView& view) {
   return view.try_data<T>();
 }
 
+/// Where both walks start: iteration_pointer()'s checks, then the plan; the first element to
+/// visit (NULL when the view is empty, which `p.empty` also says).
+template <class T>
+Result<T*> start_walk(const TensorView& view, bool merge, IterationPlan& p) {
+  Result<T*> first = iteration_pointer<T>(view);
+  if (DLPACKPP_UNLIKELY(!first)) return first;
+  plan_iteration(view.shape(), view.strides(), merge, p);
+  if (p.empty) return static_cast<T*>(nullptr);
+  return *first + p.base_offset;
+}
+
 }  // namespace detail
 
-/// Calls `f(x)` with a `T&` for every element of `view`, in memory order (so a compact view,
-/// whatever its dimension order, is read front to back), for any rank. Size-1 dimensions are
-/// skipped, negative strides walked backwards in index order, and loops that walk memory as
-/// one are fused, so the innermost loop is a contiguous pointer loop whenever the layout
-/// allows. Checks as TensorView::data<T>() does (Errc::dtype_mismatch, read_only for a
-/// non-const T, misaligned), refuses packed sub-byte types (Errc::unsupported_dtype) and
-/// memory the host cannot read (Errc::device_mismatch). An element that stride 0 repeats is
-/// visited once per index. For example
+/// Calls `f(x)` with a `T&` for every element of `view`, for any rank, largest stride
+/// outermost: in ascending addresses whenever the strides nest (a compact or padded view,
+/// whatever its dimension order, is read front to back); interleaved strides, such as {3, 2}
+/// for shape {2, 3}, are walked in that stride order, not in ascending addresses. Size-1 dimensions
+/// are skipped, negative strides walked backwards in index order, and loops that walk memory as one
+/// are fused, so the innermost loop is a contiguous pointer loop whenever the layout allows. Checks
+/// as TensorView::data<T>() does (Errc::dtype_mismatch, read_only for a non-const T, misaligned),
+/// refuses packed sub-byte types (Errc::unsupported_dtype) and memory the host cannot read
+/// (Errc::device_mismatch). An element that stride 0 repeats is visited once per index. For example
 /// `for_each_element<const float>(view, [&](float x) { sum += x; });`.
 template <class T, class F>
 Result<void> try_for_each_element(const TensorView& view, F&& f) {
-  Result<T*> first = detail::iteration_pointer<T>(view);
-  if (DLPACKPP_UNLIKELY(!first)) return first.error();
   detail::IterationPlan p;
-  detail::plan_iteration(view.shape(), view.strides(), true, p);
+  const Result<T*> first = detail::start_walk<T>(view, true, p);
+  if (DLPACKPP_UNLIKELY(!first)) return first.error();
   if (p.empty) return {};
-  T* base = *first + p.base_offset;
+  T* base = *first;
   if (p.rank == 0) {
     f(*base);
     return {};
   }
   const std::int64_t n = p.extent[p.rank - 1];
   const std::int64_t s = p.stride[p.rank - 1];
+  T* q = base;
+  const auto move = [&](int r, std::int64_t k) { q += p.stride[r] * k; };
   if (s == 1) {
-    detail::walk_outer(base, p, [&](T* q) {
-      for (T* const end = q + n; q != end; ++q) f(*q);
-    });
+    detail::walk_outer(
+        p,
+        [&] {
+          for (T *e = q, *const end = q + n; e != end; ++e) f(*e);
+        },
+        move);
   } else {
-    detail::walk_outer(base, p, [&](T* q) {
-      for (std::int64_t i = 0; i < n; ++i) f(q[i * s]);
-    });
+    detail::walk_outer(
+        p,
+        [&] {
+          for (std::int64_t i = 0; i < n; ++i) f(q[i * s]);
+        },
+        move);
   }
   return {};
 }
@@ -172,18 +199,17 @@ void for_each_element(const TensorView& view, F&& f) {
 }
 
 /// Calls `f(index, x)` for every element of `view`: `index` is an IntSpan of ndim() values
-/// (valid during the call) and `x` a `T&` to the element at that index. Memory order as
-/// for_each_element, with the same checks, but no loops are fused, since each index is
+/// (valid during the call) and `x` a `T&` to the element at that index. Visited in the order
+/// for_each_element takes, with the same checks, but no loops are fused, since each index is
 /// reported. For example
 /// `for_each_indexed<float>(v, [](IntSpan i, float& x) { x = float(i[0]); });`.
 template <class T, class F>
 Result<void> try_for_each_indexed(const TensorView& view, F&& f) {
-  Result<T*> first = detail::iteration_pointer<T>(view);
-  if (DLPACKPP_UNLIKELY(!first)) return first.error();
   detail::IterationPlan p;
-  detail::plan_iteration(view.shape(), view.strides(), false, p);
+  const Result<T*> first = detail::start_walk<T>(view, false, p);
+  if (DLPACKPP_UNLIKELY(!first)) return first.error();
   if (p.empty) return {};
-  T* base = *first + p.base_offset;
+  T* base = *first;
   // The index of every dimension, size-1 ones (always 0) included; only a view with more
   // dimensions than a valid tensor can have of extent >= 2 needs the heap for it.
   const int ndim = view.ndim();
@@ -207,31 +233,93 @@ Result<void> try_for_each_indexed(const TensorView& view, F&& f) {
   std::int64_t& i_inner = index[p.dim[inner]];
   const std::int64_t start = i_inner;
   const std::int64_t step = p.flipped[inner] ? -1 : 1;
-  std::int64_t counter[detail::iteration_max_dims] = {};
   T* q = base;
-  for (;;) {
-    i_inner = start;
-    for (std::int64_t i = 0; i < n; ++i, i_inner += step) f(index_span, q[i * s]);
-    int r = inner - 1;
-    for (; r >= 0; --r) {
-      const std::int64_t d_step = p.flipped[r] ? -1 : 1;
-      if (++counter[r] < p.extent[r]) {
-        q += p.stride[r];
-        index[p.dim[r]] += d_step;
-        break;
-      }
-      counter[r] = 0;
-      q -= p.stride[r] * (p.extent[r] - 1);
-      index[p.dim[r]] -= d_step * (p.extent[r] - 1);
-    }
-    if (r < 0) return {};
-  }
+  detail::walk_outer(
+      p,
+      [&] {
+        i_inner = start;
+        for (std::int64_t i = 0; i < n; ++i, i_inner += step) f(index_span, q[i * s]);
+      },
+      [&](int r, std::int64_t k) {
+        q += p.stride[r] * k;
+        index[p.dim[r]] += p.flipped[r] ? -k : k;
+      });
+  return {};
 }
 
 /// As try_for_each_indexed, throwing on failure.
 template <class T, class F>
 void for_each_indexed(const TensorView& view, F&& f) {
   try_for_each_indexed<T>(view, std::forward<F>(f)).value();
+}
+
+/// Copies the elements of `view` into `dst`, compact and row-major (view.nbytes() bytes): the
+/// copy a consumer makes to own a strided view's elements. Any dtype of whole bytes per
+/// element (or padded sub-byte), in memory the host can read (Errc::device_mismatch
+/// otherwise); packed sub-byte elements only from a contiguous view (Errc::not_contiguous
+/// otherwise), whose bytes are copied as they are. Reads the source in the order
+/// for_each_element takes.
+inline Result<void> try_copy_row_major(const TensorView& view, void* dst) {
+  if (DLPACKPP_UNLIKELY(!view.device().is_host_accessible())) {
+    return detail::make_error(Errc::device_mismatch, "device is ", view.device().to_string(),
+                              ", copying needs memory the host can access");
+  }
+  if (view.numel() == 0) return {};
+  const auto* src = static_cast<const unsigned char*>(view.const_data());
+  auto* out = static_cast<unsigned char*>(dst);
+  if (view.is_contiguous()) {
+    std::memcpy(out, src, static_cast<std::size_t>(view.nbytes()));
+    return {};
+  }
+  if (DLPACKPP_UNLIKELY(!detail::addressable(view.dtype(), view.flags()))) {
+    return detail::make_error(Errc::not_contiguous, "a strided ", view.dtype().to_string(),
+                              " view: packed sub-byte elements are copied only when contiguous");
+  }
+  const std::int64_t item = view.nbytes() / view.numel();  // bytes per element
+  detail::IterationPlan p;
+  detail::plan_iteration(view.shape(), view.strides(), false, p);
+  // Each loop's step in the destination: its dimension's row-major stride, negated for a
+  // flipped loop, which then starts at the destination's far end of that dimension.
+  std::int64_t to_stride[detail::iteration_max_dims];
+  std::int64_t to_first = 0;
+  const IntSpan shape = view.shape();
+  for (int r = 0; r < p.rank; ++r) {
+    std::int64_t row_major = 1;
+    for (std::size_t d = static_cast<std::size_t>(p.dim[r]) + 1; d < shape.size(); ++d) {
+      row_major *= shape[d];
+    }
+    to_stride[r] = p.flipped[r] ? -row_major : row_major;
+    if (p.flipped[r]) to_first += row_major * (p.extent[r] - 1);
+  }
+  const unsigned char* from = src + static_cast<std::ptrdiff_t>(p.base_offset * item);
+  unsigned char* to = out + static_cast<std::ptrdiff_t>(to_first * item);
+  const auto copy = static_cast<std::size_t>(item);
+  if (p.rank == 0) {  // only size-1 dimensions: one element
+    std::memcpy(to, from, copy);
+    return {};
+  }
+  const int inner = p.rank - 1;
+  const std::int64_t n = p.extent[inner];
+  const auto from_step = static_cast<std::ptrdiff_t>(p.stride[inner] * item);
+  const auto to_step = static_cast<std::ptrdiff_t>(to_stride[inner] * item);
+  const auto runs = static_cast<std::ptrdiff_t>(n);
+  detail::walk_outer(
+      p,
+      [&] {
+        for (std::ptrdiff_t i = 0; i < runs; ++i) {
+          std::memcpy(to + i * to_step, from + i * from_step, copy);
+        }
+      },
+      [&](int r, std::int64_t k) {
+        from += static_cast<std::ptrdiff_t>(p.stride[r] * k * item);
+        to += static_cast<std::ptrdiff_t>(to_stride[r] * k * item);
+      });
+  return {};
+}
+
+/// As try_copy_row_major, throwing on failure.
+inline void copy_row_major(const TensorView& view, void* dst) {
+  try_copy_row_major(view, dst).value();
 }
 
 DLPACKPP_END_NAMESPACE

@@ -22,6 +22,11 @@
 
 DLPACKPP_BEGIN_NAMESPACE
 
+template <class DLManaged>
+struct AdoptedTensor;
+template <class DLManaged, class T, int N>
+struct AdoptedAccessor;
+
 namespace detail {
 template <class M>
 struct managed_traits;
@@ -38,6 +43,14 @@ struct managed_traits<DLManagedTensorVersioned> {
   static constexpr const char* name = "DLManagedTensorVersioned";
 };
 #endif
+
+/// Errc::version_mismatch for a struct of another DLPack major: `field` names the
+/// `version.major` that was read, `hint` is appended. One wording for tensors and tables.
+DLPACKPP_COLD inline Error version_mismatch_error(const char* field, std::uint32_t major,
+                                                  std::uint32_t minor, const char* hint = "") {
+  return make_error(Errc::version_mismatch, field, " is ", major, " (version ", major, '.', minor,
+                    "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only", hint);
+}
 
 /// Hands a tensor back to its producer: the deleter, when there is one, exactly once.
 template <class M>
@@ -91,14 +104,66 @@ class BasicManagedTensor {
   /// returned. NULL is Errc::null_pointer. Never throws a validation error.
   DLPACKPP_FORCE_INLINE static Result<BasicManagedTensor> try_adopt(
       DLManaged* p, const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options);
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) return adopt_slowly(p, options, facts);
     return Result<BasicManagedTensor>(adopt_unchecked(p));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
   DLPACKPP_FORCE_INLINE static BasicManagedTensor adopt(DLManaged* p,
                                                         const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options).value();
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
+      return adopt_slowly(p, options, facts).value();
+    }
     return adopt_unchecked(p);
+  }
+
+  /// Adopts `p` as adopt() does and, from the same validation pass, a view of it that keeps
+  /// what validation learned (element count, layout, flags): `auto [t, v] = adopt_with_view(p);`.
+  /// The view reads the tensor in place and stays valid while `t`, or whatever `t` is moved
+  /// into, owns it. Failures release the tensor and report exactly as adopt() does.
+  DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> adopt_with_view(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
+      BasicManagedTensor owned = adopt_slowly(p, options, facts).value();
+      return with_view(std::move(owned), facts);
+    }
+    return with_view(adopt_unchecked(p), facts);
+  }
+  /// The typed one-pass consume: adopts `p` as adopt() does and, in the same pass, checks
+  /// what accessor<T, N>() checks (dtype_of<T>, rank N, writability for a non-const T,
+  /// alignment, addressable elements), returning the handle and the accessor. Nothing is
+  /// checked twice: the dtype and rank tests stand in for the generic ones. Any failure
+  /// releases the tensor once and reports adopt()'s error, or else the accessor's.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static AdoptedAccessor<DLManaged, T, N> adopt_as(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
+      return adopt_as_slowly<T, N>(p, options).value();
+    }
+    return {adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+  }
+  /// Non-throwing adopt_as().
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static Result<AdoptedAccessor<DLManaged, T, N>> try_adopt_as(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
+      return adopt_as_slowly<T, N>(p, options);
+    }
+    return AdoptedAccessor<DLManaged, T, N>{adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+  }
+
+  /// Non-throwing adopt_with_view().
+  DLPACKPP_FORCE_INLINE static Result<AdoptedTensor<DLManaged>> try_adopt_with_view(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
+      Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
+      if (!owned) return owned.error();
+      return with_view(*std::move(owned), facts);
+    }
+    return with_view(adopt_unchecked(p), facts);
   }
   /// Takes ownership of `p` without any check, for producers the caller trusts.
   static BasicManagedTensor adopt_unchecked(DLManaged* p) noexcept {
@@ -209,13 +274,7 @@ class BasicManagedTensor {
   }
 #endif
   /// All flag bits, unknown ones included (0 for a legacy tensor).
-  std::uint64_t flags() const noexcept {
-    if constexpr (is_versioned) {
-      return checked()->flags;
-    } else {
-      return 0;
-    }
-  }
+  std::uint64_t flags() const noexcept { return flags_of(checked()); }
   /// READ_ONLY: writes through this tensor are refused.
   bool read_only() const noexcept { return (flags() & flag::read_only) != 0; }
   /// IS_COPIED: the producer made a copy the consumer may treat as its own.
@@ -232,15 +291,16 @@ class BasicManagedTensor {
 
   template <class T, int N>
   DLPACKPP_FORCE_INLINE bool typed_access_ok() const noexcept {
-    const DLTensor& t = tensor();
-    return detail::accessor_ok<T, N>(t.dtype, flags(), static_cast<int>(t.ndim),
-                                     detail::first_element(t));
+    return typed_access_ok<T, N>(checked());
+  }
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
+    return typed_accessor<T, N>(tensor());
   }
   // The accessor of a tensor typed_access_ok() accepted; NULL strides become compact ones,
   // computed on the stack for the accessor to copy.
   template <class T, int N>
-  DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
-    const DLTensor& t = tensor();
+  DLPACKPP_FORCE_INLINE static TensorAccessor<T, N> typed_accessor(const DLTensor& t) noexcept {
     auto* first = static_cast<T*>(detail::first_element(t));
     if (t.strides != nullptr) return TensorAccessor<T, N>(first, t.shape, t.strides);
     std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
@@ -248,12 +308,33 @@ class BasicManagedTensor {
     return TensorAccessor<T, N>(first, t.shape, compact);
   }
 
-  // The common case inline and message-free: a tensor of this major that the one-pass check
-  // accepts. Everything else, valid or not, takes adopt_slowly().
-  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p,
-                                            const ValidateOptions& options) noexcept {
+  // typed_access_ok() for a tensor `p` that has not been adopted yet.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static bool typed_access_ok(const DLManaged* p) noexcept {
+    const DLTensor& t = p->dl_tensor;
+    return detail::accessor_ok<T, N>(t.dtype, flags_of(p), static_cast<int>(t.ndim),
+                                     detail::first_element(t));
+  }
+
+  // adopt_as()'s one pass: the version (nothing past `flags` is read before it), then the
+  // typed rules (dtype_of<T> and rank N stand in for the generic dtype and rank tests, which
+  // then fold away), then the tensor's.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static bool accepts_as(const DLManaged* p,
+                                               const ValidateOptions& options) noexcept {
     if (p == nullptr) return false;
-    detail::TensorFacts facts;
+    if constexpr (is_versioned) {
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
+    }
+    detail::TensorFacts facts;  // the accessor needs none of them
+    return typed_access_ok<T, N>(p) && accepts(p, options, facts);
+  }
+
+  // The common case inline and message-free: a tensor of this major that the one-pass check
+  // accepts, filling `facts`. Everything else, valid or not, takes adopt_slowly().
+  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options,
+                                            detail::TensorFacts& facts) noexcept {
+    if (p == nullptr) return false;
     if constexpr (is_versioned) {
       if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
       ValidateOptions with_flags = options;
@@ -264,9 +345,27 @@ class BasicManagedTensor {
     }
   }
 
-  // The whole catalogue, reporting the first problem; releases a refused tensor.
+  // The handle and its view, sharing what validation learned.
+  DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> with_view(
+      BasicManagedTensor&& owned, const detail::TensorFacts& facts) noexcept {
+    const DLManaged* p = owned.ptr_;
+    return AdoptedTensor<DLManaged>{std::move(owned),
+                                    TensorView::of_managed(p->dl_tensor, flags_of(p), facts)};
+  }
+  static std::uint64_t flags_of(const DLManaged* p) noexcept {
+    if constexpr (is_versioned) {
+      return p->flags;
+    } else {
+      static_cast<void>(p);
+      return 0;
+    }
+  }
+
+  // The whole catalogue, reporting the first problem and filling `facts` for a tensor it
+  // accepts; releases a refused tensor.
   DLPACKPP_COLD static Result<BasicManagedTensor> adopt_slowly(DLManaged* p,
-                                                               ValidateOptions options) {
+                                                               ValidateOptions options,
+                                                               detail::TensorFacts& facts) {
     if (p == nullptr)
       return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
     BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
@@ -275,22 +374,55 @@ class BasicManagedTensor {
       if (p->version.major != DLPACKPP_DLPACK_MAJOR) return version_error(std::move(owned));
       options.flags = p->flags;
     }
-    detail::TensorFacts facts;
     Result<void> ok = detail::diagnose(p->dl_tensor, options, facts);
     if (!ok) return ok.error();
     return Result<BasicManagedTensor>(std::move(owned));
   }
+  // What adopt_as() declined: the catalogue first (so a malformed tensor reports as adopt()
+  // does), then the accessor's checks; the handle releases the tensor on either failure.
+  template <class T, int N>
+  DLPACKPP_COLD static Result<AdoptedAccessor<DLManaged, T, N>> adopt_as_slowly(
+      DLManaged* p, const ValidateOptions& options) {
+    detail::TensorFacts facts;
+    Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
+    if (!owned) return owned.error();
+    Result<TensorAccessor<T, N>> accessor = owned->template try_accessor<T, N>();
+    if (!accessor) return accessor.error();
+    return AdoptedAccessor<DLManaged, T, N>{*std::move(owned), *accessor};
+  }
+
   // Releases the tensor before building the message: only the version was read.
   DLPACKPP_COLD static Error version_error(BasicManagedTensor owned) {
     const auto major = owned.ptr_->version.major;
     const auto minor = owned.ptr_->version.minor;
     owned.reset();
-    return detail::make_error(Errc::version_mismatch, "version.major is ", major,
-                              " (tensor version ", major, '.', minor,
-                              "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
+    return detail::version_mismatch_error("version.major", major, minor);
   }
 
   DLManaged* ptr_ = nullptr;
+};
+
+/// What adopt_with_view() returns, for structured bindings: the owning handle and a view made
+/// by the same validation pass. The view reads the tensor in place (not the handle), so it stays
+/// valid while `tensor`, or whatever it is moved into, owns the tensor.
+template <class DLManaged>
+struct AdoptedTensor {
+  /// Owns the tensor.
+  BasicManagedTensor<DLManaged> tensor;
+  /// Views it, with the element count and layout validation found.
+  TensorView view;
+};
+
+/// What adopt_as<T, N>() returns, for structured bindings: the owning handle and a typed
+/// accessor checked in the same pass. The accessor points into the tensor (its sizes and
+/// strides are copies), so it stays valid while `tensor`, or whatever it is moved into, owns
+/// the tensor.
+template <class DLManaged, class T, int N>
+struct AdoptedAccessor {
+  /// Owns the tensor.
+  BasicManagedTensor<DLManaged> tensor;
+  /// Reads (or, for a non-const T, writes) its elements.
+  TensorAccessor<T, N> accessor;
 };
 
 /// Owner of a legacy `DLManagedTensor` (DLPack < 1.0 exchange).
@@ -319,6 +451,14 @@ struct ManagedTensorUnavailable {
   static ManagedTensorUnavailable try_adopt(A&&...);
   template <class... A>
   static ManagedTensorUnavailable adopt_unchecked(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable adopt_with_view(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable try_adopt_with_view(A&&...);
+  template <class T, int N, class... A>
+  static ManagedTensorUnavailable adopt_as(A&&...);
+  template <class T, int N, class... A>
+  static ManagedTensorUnavailable try_adopt_as(A&&...);
 };
 }  // namespace detail
 /// Not available with this dlpack.h: using it is a compile error that says why.
@@ -352,6 +492,7 @@ struct ConversionWrapper {
     return inner;
   }
 
+  /// A wrapper around `inner`, which it then owns; on bad_alloc nothing changes hands.
   static To* wrap(From* inner) {
     auto* wrapper = new ConversionWrapper{};
     wrapper->inner = inner;
@@ -361,6 +502,18 @@ struct ConversionWrapper {
     return &wrapper->outer;
   }
 };
+/// The versioned wrapper around a legacy tensor already checked under `flags`: the one place
+/// the wrap is made, without validating again (adoption just did). On bad_alloc `legacy`
+/// still owns its tensor.
+inline ManagedTensor versioned_from_checked(LegacyManagedTensor&& legacy, std::uint64_t flags) {
+  using Wrapper = ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
+  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
+  static_cast<void>(legacy.release());
+  out->version.major = DLPACKPP_DLPACK_MAJOR;
+  out->version.minor = DLPACKPP_DLPACK_MINOR;
+  out->flags = flags;
+  return ManagedTensor::adopt_unchecked(out);
+}
 }  // namespace detail
 
 /// A versioned tensor that owns `legacy`; the legacy deleter stays responsible for the
@@ -375,13 +528,7 @@ inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy,
   options.flags = flags;
   Result<void> valid = validate(legacy.get()->dl_tensor, options);
   if (!valid) return valid.error();
-  using Wrapper = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
-  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
-  static_cast<void>(legacy.release());
-  out->version.major = DLPACKPP_DLPACK_MAJOR;
-  out->version.minor = DLPACKPP_DLPACK_MINOR;
-  out->flags = flags;
-  return ManagedTensor::adopt_unchecked(out);
+  return detail::versioned_from_checked(std::move(legacy), flags);
 }
 /// As try_to_versioned, throwing on failure.
 inline ManagedTensor to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {

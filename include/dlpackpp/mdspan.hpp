@@ -40,7 +40,6 @@
 
 #include "dlpackpp/detail/checked.hpp"
 #include "dlpackpp/detail/layout.hpp"
-#include "dlpackpp/detail/view_errors.hpp"
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/dtype.hpp"
 #include "dlpackpp/error.hpp"
@@ -48,6 +47,7 @@
 #include "dlpackpp/iterate.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/producers.hpp"
+#include "dlpackpp/rules/access.hpp"
 #include "dlpackpp/tensor_view.hpp"
 
 #include <cstddef>
@@ -101,7 +101,9 @@ inline Result<void> mdspan_strides(const TensorView& view, std::int64_t* out) {
       out[d] = stride;
     }
   }
-  // One-to-one: walked outermost first, each stride must step over everything inside it.
+  // Nested: walked outermost first, each stride must step over everything inside it, the
+  // precondition of layout_stride (an interleaved layout may still be one-to-one, as {2, 3}
+  // with strides {3, 2} is, but layout_stride cannot say so).
   IterationPlan p;
   plan_iteration(shape, view.strides(), false, p);
   for (int r = 0; r + 1 < p.rank; ++r) {
@@ -109,7 +111,7 @@ inline Result<void> mdspan_strides(const TensorView& view, std::int64_t* out) {
     if (!mul_overflows(p.stride[r + 1], p.extent[r + 1], inner_span) && p.stride[r] < inner_span) {
       return make_error(Errc::invalid_argument, "strides[", p.dim[r], "] is ", p.stride[r],
                         ", inside the span of dimension ", p.dim[r + 1],
-                        ": elements share addresses, and layout_stride needs a one-to-one layout");
+                        ": the strides interleave, and layout_stride needs strides that nest");
     }
   }
   return {};

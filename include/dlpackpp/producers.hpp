@@ -45,7 +45,7 @@ struct version_field<M, std::void_t<decltype(M{}.version)>> {
 template <class M>
 using DLPackVersionOrNothing = typename version_field<M>::type;
 
-/// The struct a handle owns, and its deleter's signature.
+/// The struct a handle owns.
 template <class Handle>
 using managed_of = typename Handle::managed_type;
 
@@ -217,8 +217,11 @@ Result<Handle> export_slowly(void* data, DataType dtype, IntSpan shape, IntSpan 
   if (DLPACKPP_UNLIKELY(!parts)) return parts.error();
   ValidateOptions options;
   options.flags = flags;
+  // quick_export() declined these parts, or they carry strides it does not take: the
+  // catalogue decides, walked once (the quick check would only decline them again or repeat
+  // for given strides what the catalogue proves).
   TensorFacts facts;
-  Result<void> ok = inspect(t, options, facts);
+  Result<void> ok = diagnose(t, options, facts);
   if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
   if (DLPACKPP_UNLIKELY(capacity >= 0 && facts.numel > capacity)) {
     return capacity_error(facts.numel, capacity);

@@ -6,7 +6,6 @@
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/detail/layout.hpp"
-#include "dlpackpp/detail/view_errors.hpp"
 #include "dlpackpp/detail/view_storage.hpp"
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/dlpack.hpp"
@@ -15,6 +14,7 @@
 #include "dlpackpp/flags.hpp"
 #include "dlpackpp/int_array.hpp"
 #include "dlpackpp/int_span.hpp"
+#include "dlpackpp/rules/access.hpp"
 #include "dlpackpp/tensor_accessor.hpp"
 #include "dlpackpp/validate.hpp"
 
@@ -54,7 +54,7 @@ class TensorView {
     Result<void> ok = detail::inspect(tensor, options, facts);
     if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
     TensorView v(options.flags);
-    v.storage_.borrow(tensor);
+    v.storage_.view_copy_of(tensor);
     v.facts_ = facts;
     return v;
   }
@@ -75,7 +75,7 @@ class TensorView {
   DLPACKPP_FORCE_INLINE static TensorView unchecked(const DLTensor& tensor,
                                                     std::uint64_t flags = 0) {
     TensorView v(flags);
-    v.storage_.borrow(tensor);
+    v.storage_.view_copy_of(tensor);
     detail::count_layout(tensor, v.facts_.numel, v.facts_.contiguous);
     return v;
   }
@@ -146,12 +146,14 @@ class TensorView {
   }
 
   /// Errc::dtype_mismatch unless dtype() == expected.
-  const TensorView& require_dtype(DataType expected) const& { return ok(dtype_problem(expected)); }
+  const TensorView& require_dtype(DataType expected) const& {
+    return self_or_throw(dtype_problem(expected));
+  }
   /// As above; a temporary view is returned by value so a kept reference cannot dangle.
-  TensorView require_dtype(DataType expected) && { return ok(dtype_problem(expected)); }
+  TensorView require_dtype(DataType expected) && { return self_or_throw(dtype_problem(expected)); }
   /// Non-throwing require_dtype().
   Result<TensorView> try_require_dtype(DataType expected) const {
-    return or_error(dtype_problem(expected));
+    return self_or_error(dtype_problem(expected));
   }
   /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
   template <class T>
@@ -169,42 +171,48 @@ class TensorView {
     return try_require_dtype(dtype_of<T>);
   }
   /// Errc::rank_mismatch unless ndim() == expected.
-  const TensorView& require_ndim(int expected) const& { return ok(ndim_problem(expected)); }
+  const TensorView& require_ndim(int expected) const& {
+    return self_or_throw(ndim_problem(expected));
+  }
   /// As above, for a temporary view.
-  TensorView require_ndim(int expected) && { return ok(ndim_problem(expected)); }
+  TensorView require_ndim(int expected) && { return self_or_throw(ndim_problem(expected)); }
   /// Non-throwing require_ndim().
   Result<TensorView> try_require_ndim(int expected) const {
-    return or_error(ndim_problem(expected));
+    return self_or_error(ndim_problem(expected));
   }
   /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
   /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
-  const TensorView& require_shape(IntSpan expected) const& { return ok(shape_problem(expected)); }
+  const TensorView& require_shape(IntSpan expected) const& {
+    return self_or_throw(shape_problem(expected));
+  }
   /// As above, for a temporary view.
-  TensorView require_shape(IntSpan expected) && { return ok(shape_problem(expected)); }
+  TensorView require_shape(IntSpan expected) && { return self_or_throw(shape_problem(expected)); }
   /// Non-throwing require_shape().
   Result<TensorView> try_require_shape(IntSpan expected) const {
-    return or_error(shape_problem(expected));
+    return self_or_error(shape_problem(expected));
   }
   /// Errc::device_mismatch unless device() == expected.
-  const TensorView& require_device(Device expected) const& { return ok(device_problem(expected)); }
+  const TensorView& require_device(Device expected) const& {
+    return self_or_throw(device_problem(expected));
+  }
   /// As above, for a temporary view.
-  TensorView require_device(Device expected) && { return ok(device_problem(expected)); }
+  TensorView require_device(Device expected) && { return self_or_throw(device_problem(expected)); }
   /// Non-throwing require_device().
   Result<TensorView> try_require_device(Device expected) const {
-    return or_error(device_problem(expected));
+    return self_or_error(device_problem(expected));
   }
   /// Errc::not_contiguous unless is_contiguous().
-  const TensorView& require_contiguous() const& { return ok(contiguous_problem()); }
+  const TensorView& require_contiguous() const& { return self_or_throw(contiguous_problem()); }
   /// As above, for a temporary view.
-  TensorView require_contiguous() && { return ok(contiguous_problem()); }
+  TensorView require_contiguous() && { return self_or_throw(contiguous_problem()); }
   /// Non-throwing require_contiguous().
-  Result<TensorView> try_require_contiguous() const { return or_error(contiguous_problem()); }
+  Result<TensorView> try_require_contiguous() const { return self_or_error(contiguous_problem()); }
   /// Errc::read_only when the producer forbade writes.
-  const TensorView& require_writable() const& { return ok(writable_problem()); }
+  const TensorView& require_writable() const& { return self_or_throw(writable_problem()); }
   /// As above, for a temporary view.
-  TensorView require_writable() && { return ok(writable_problem()); }
+  TensorView require_writable() && { return self_or_throw(writable_problem()); }
   /// Non-throwing require_writable().
-  Result<TensorView> try_require_writable() const { return or_error(writable_problem()); }
+  Result<TensorView> try_require_writable() const { return self_or_error(writable_problem()); }
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
@@ -261,9 +269,16 @@ class TensorView {
 
   // A view reading a managed tensor's own DLTensor in place, which outlives the view.
   DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags) {
+    detail::TensorFacts facts;
+    detail::count_layout(t, facts.numel, facts.contiguous);
+    return of_managed(t, flags, facts);
+  }
+  // As above, for a tensor whose validation just learned `facts`: nothing is counted again.
+  DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags,
+                                                     const detail::TensorFacts& facts) {
     TensorView v(flags);
-    v.storage_.point_at(t);
-    detail::count_layout(t, v.facts_.numel, v.facts_.contiguous);
+    v.storage_.view_in_place(t);
+    v.facts_ = facts;
     return v;
   }
   explicit TensorView(std::uint64_t flags) noexcept : flags_(flags) {}  // then storage_, facts_
@@ -279,16 +294,17 @@ class TensorView {
     return values[i];
   }
 
-  // Each require_* is one *_problem() check, then ok() (throw or pass) or or_error().
-  const TensorView& ok(Result<void>&& problem) const& {
+  // Each require_* is one *_problem() check, then self_or_throw() (this view, or the problem
+  // thrown) or self_or_error() (this view, or the problem as a Result).
+  const TensorView& self_or_throw(Result<void>&& problem) const& {
     problem.value();
     return *this;
   }
-  TensorView ok(Result<void>&& problem) && {
+  TensorView self_or_throw(Result<void>&& problem) && {
     problem.value();
     return std::move(*this);
   }
-  Result<TensorView> or_error(Result<void>&& problem) const {
+  Result<TensorView> self_or_error(Result<void>&& problem) const {
     if (DLPACKPP_UNLIKELY(!problem)) return problem.error();
     return *this;
   }

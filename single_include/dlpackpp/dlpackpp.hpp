@@ -38,14 +38,6 @@
 /// Order of preference:
 ///  1. a dlpack.h the translation unit already included (its include guard is set);
 ///  2. `DLPACKPP_DLPACK_HEADER`, a header name the user predefines, e.g. `<torch/dlpack.h>`;
-///  3. `<dlpack/dlpack.h>` found on the include path, unless DLPACKPP_USE_BUNDLED_DLPACK=1;
-///  4. dlpackpp's bundled, ABI-identical DLPack 1.3 header (refused when
-///     DLPACKPP_USE_BUNDLED_DLPACK=0, so a missing system header is an error, not a surprise).
-/// Chooses which dlpack.h is in force and tells the rest of the library what it offers.
-///
-/// Order of preference:
-///  1. a dlpack.h the translation unit already included (its include guard is set);
-///  2. `DLPACKPP_DLPACK_HEADER`, a header name the user predefines, e.g. `<torch/dlpack.h>`;
 ///  3. `<dlpack/dlpack.h>` from the include path, only when the user opts in with
 ///     `DLPACKPP_USE_BUNDLED_DLPACK=0` (the CMake option DLPACKPP_USE_SYSTEM_DLPACK sets it);
 ///  4. otherwise dlpackpp's bundled, ABI-identical DLPack 1.3 header.
@@ -885,11 +877,6 @@ Error make_error(Errc code, const Parts&... parts) {
   return Error(code, text.view());
 }
 
-/// Builds and throws (or reports) an Error; kept out of line from hot callers.
-template <class... Parts>
-[[noreturn]] void fail(Errc code, const Parts&... parts) {
-  throw_error(make_error(code, parts...));
-}
 }  // namespace detail
 
 namespace detail {
@@ -1062,10 +1049,15 @@ class [[nodiscard]] Result<void> {
   }
   /// Replaces the outcome with a copy of `other`'s.
   Result& operator=(const Result& other) noexcept {
-    if (this != &other) {
-      this->~Result();
-      ::new (static_cast<void*>(this)) Result(other);
+    if (this == &other) return *this;
+    if (!ok_ && !other.ok_) {
+      error_ = other.error_;
+    } else if (!ok_) {
+      error_.~Error();
+    } else if (!other.ok_) {
+      ::new (static_cast<void*>(&error_)) Error(other.error_);
     }
+    ok_ = other.ok_;
     return *this;
   }
   ~Result() {
@@ -1663,7 +1655,8 @@ class DataType {
   /// Inverse of to_string(); throws Errc::invalid_argument naming the input.
   static DataType parse(std::string_view text) { return try_parse(text).value(); }
 
-  /// The DataType of C++ type T (see dtype_traits).
+  /// Alias of dtype_of<T> (the spelling the docs and examples use), kept because the
+  /// contract names both: the DataType of C++ type T (see dtype_traits).
   template <class T>
   static constexpr DataType of() noexcept;
 
@@ -2074,7 +2067,22 @@ DLPACKPP_END_NAMESPACE
 // ---- begin dlpackpp/validate.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// validate(): the one check every entry point applies to a DLTensor before trusting it.
+/// validate(): the one check every entry point applies to a DLTensor before trusting it, the
+/// quick check first and, only for a tensor it declines, the catalogue that names the problem.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
+// #include "dlpackpp/rules/diagnose.hpp" (inlined below)
+// ---- begin dlpackpp/rules/diagnose.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What a tensor must satisfy, check by check: the catalogue that names the first problem of
+/// a tensor the quick check (rules/quick_checks.hpp) declined, in the documented order, with
+/// messages built only here and only on failure.
 
 // #include "dlpackpp/detail/checked.hpp" (already inlined)
 // #include "dlpackpp/detail/config.hpp" (already inlined)
@@ -2180,7 +2188,7 @@ inline void write_compact_strides(const std::int64_t* shape, int ndim, std::int6
 /// The element count of a shape nobody checked. Wrapping unsigned arithmetic gives the right
 /// answer for every valid tensor (an empty one has a zero factor, which wins whatever wrapped
 /// before it) and no undefined behaviour for anything else. The one place an unchecked
-/// element count is computed; try_numel() (validate.hpp) is its checked twin.
+/// element count is computed; try_numel() (rules/diagnose.hpp) is its checked twin.
 DLPACKPP_FORCE_INLINE constexpr std::int64_t numel_unchecked(const std::int64_t* shape,
                                                              int ndim) noexcept {
   std::uint64_t numel = 1;
@@ -2274,6 +2282,28 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/error.hpp" (already inlined)
 // #include "dlpackpp/flags.hpp" (already inlined)
 // #include "dlpackpp/int_span.hpp" (already inlined)
+// #include "dlpackpp/rules/quick_checks.hpp" (inlined below)
+// ---- begin dlpackpp/rules/quick_checks.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What a tensor must satisfy, checked fast: the message-free, inline one-pass check that
+/// adoption, views and validate() apply first, and the byte and kind tests an export's quick
+/// path shares with it. A tensor it declines goes to rules/diagnose.hpp, never back here.
+
+// #include "dlpackpp/detail/checked.hpp" (already inlined)
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/layout.hpp" (already inlined)
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/flags.hpp" (already inlined)
+// #include "dlpackpp/validate_options.hpp" (inlined below)
+// ---- begin dlpackpp/validate_options.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// ValidateOptions: how strict validation is beyond what DLPack always requires.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
 
 #include <cstddef>
 #include <cstdint>
@@ -2292,31 +2322,15 @@ struct ValidateOptions {
   std::uint64_t flags = 0;
 };
 
-namespace detail {
+DLPACKPP_END_NAMESPACE
 
-/// Fills `out` with a DLTensor over caller-owned parts, after the two checks a DLTensor
-/// cannot express: the rank fits in ndim and strides (when given) match the shape. Empty
-/// strides become NULL, which validation then treats as compact row-major.
-inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, IntSpan strides,
-                                   Device device, std::uint64_t byte_offset, DLTensor& out) {
-  if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
-    return make_error(Errc::invalid_ndim, "shape has ", shape.size(),
-                      " dimensions, more than DLTensor::ndim can hold");
-  }
-  if (!strides.empty() && strides.size() != shape.size()) {
-    return make_error(Errc::invalid_argument, "strides has ", strides.size(),
-                      " values but shape has ", shape.size());
-  }
-  out = DLTensor{};
-  out.data = data;
-  out.device = device;
-  out.ndim = static_cast<decltype(out.ndim)>(shape.size());
-  out.dtype = dtype;
-  out.shape = const_cast<shape_field_t>(shape.data());
-  out.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
-  out.byte_offset = byte_offset;
-  return {};
-}
+// ---- end dlpackpp/validate_options.hpp ----
+
+#include <cstddef>
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
 
 /// What validation learns on the way; uninitialized until a check accepts the tensor.
 struct TensorFacts {
@@ -2332,6 +2346,171 @@ inline std::int64_t nbytes_of_valid(DLDataType dtype, std::int64_t numel,
                                      (flags & flag::is_subbyte_type_padded) != 0, bytes));
   return bytes;
 }
+
+/// Bit `code` of a device-type mask.
+constexpr std::uint64_t device_bit(std::int32_t code) noexcept { return std::uint64_t{1} << code; }
+
+/// Every DLPack device type this library names, as a bit mask of type codes, spelled from the
+/// named codes; test_validate checks that it agrees with device_name().
+constexpr std::uint64_t known_device_types() noexcept {
+  namespace c = device_code;
+  return device_bit(c::cpu) | device_bit(c::cuda) | device_bit(c::cuda_host) |
+         device_bit(c::opencl) | device_bit(c::vulkan) | device_bit(c::metal) | device_bit(c::vpi) |
+         device_bit(c::rocm) | device_bit(c::rocm_host) | device_bit(c::ext_dev) |
+         device_bit(c::cuda_managed) | device_bit(c::oneapi) | device_bit(c::webgpu) |
+         device_bit(c::hexagon) | device_bit(c::maia) | device_bit(c::trn);
+}
+
+/// check_device() without the messages: a known type and a non-negative id, tested on the
+/// struct's 64 bits at once.
+DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
+  const RawDevice raw = raw_device(device);
+  const std::uint64_t bits = std::uint64_t{static_cast<std::uint32_t>(raw.type)} |
+                             std::uint64_t{static_cast<std::uint32_t>(raw.id)} << 32;
+  // One test for a negative id (the sign bit of the high half) and a type code of 64 or
+  // more (any low-half bit above the mask's six), then the mask.
+  constexpr std::uint64_t negative_id = std::uint64_t{1} << 63;
+  constexpr std::uint64_t type_code_64_or_more = std::uint64_t{0xffffffffu} & ~std::uint64_t{63};
+  constexpr std::uint64_t out_of_range = negative_id | type_code_64_or_more;
+  return (bits & out_of_range) == 0 && ((known_device_types() >> (bits & 63u)) & 1u) != 0;
+}
+
+/// The kind of tensor the quick paths take: a valid whole-byte dtype on a known device, not
+/// flagged IS_SUBBYTE_TYPE_PADDED (which only sub-byte types may carry).
+DLPACKPP_FORCE_INLINE bool quick_kind(DLDataType dtype, DLDevice device,
+                                      std::uint64_t flags) noexcept {
+  return is_valid_whole_byte(dtype) && is_valid_device(device) &&
+         (flags & flag::is_subbyte_type_padded) == 0;
+}
+
+/// Element count and the span (offset of the farthest element plus one) of a strided tensor
+/// that is not row-major contiguous, for quick_accept(): positive extents, non-negative
+/// strides, nothing overflowing. False for anything else, which diagnose() then decides.
+DLPACKPP_FORCE_INLINE bool strided_extent(const std::int64_t* shape, const std::int64_t* strides,
+                                          int ndim, std::int64_t& numel,
+                                          std::int64_t& span) noexcept {
+  numel = 1;
+  span = 1;
+  for (int d = 0; d < ndim; ++d) {
+    const std::int64_t extent = shape[d];
+    std::int64_t reach = 0;
+    if (extent <= 0 || strides[d] < 0 || mul_overflows(numel, extent, numel) ||
+        mul_overflows(strides[d], extent - 1, reach) || add_overflows(span, reach, span)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The byte checks of quick_accept() and of an export's quick path, for a non-empty tensor
+/// whose elements, and the span from the first to the farthest, are each at most `count`
+/// elements: data is not NULL, the byte sizes fit in int64, byte_offset fits in a pointer
+/// offset, and data + byte_offset + the span does not wrap around the address space.
+DLPACKPP_FORCE_INLINE bool bytes_fit(const void* data, std::uint64_t byte_offset, DLDataType dtype,
+                                     std::int64_t count) noexcept {
+  // Whole bytes per lane here (the quick paths declined the rest), so sizes are products.
+  const std::int64_t element_bytes =
+      static_cast<std::int64_t>(dtype.bits >> 3) * static_cast<std::int64_t>(dtype.lanes);
+  std::int64_t bytes = 0;
+  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
+  if (DLPACKPP_UNLIKELY(data == nullptr)) return false;
+  if (DLPACKPP_UNLIKELY(byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
+  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
+  // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
+  // data + byte_offset and the span after it.
+  const std::uint64_t end = base + (byte_offset + static_cast<std::uint64_t>(bytes));
+#if UINTPTR_MAX < UINT64_MAX
+  if (end > UINTPTR_MAX) return false;
+#endif
+  return end >= base;
+}
+
+/// The element count of the quick paths, proving on the way that every extent is positive:
+/// add() each extent (false once the count overflows int64), then positive().
+struct PositiveCount {
+  std::int64_t numel = 1;
+  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
+
+  /// Multiplies `extent` in; false when the count overflows.
+  DLPACKPP_FORCE_INLINE bool add(std::int64_t extent) noexcept {
+    signs |= extent;
+    return !mul_overflows(numel, extent, numel);
+  }
+  /// No extent was zero or negative. A zero makes `numel - 1` negative; computed unsigned,
+  /// as negative extents may have multiplied to INT64_MIN without overflowing.
+  DLPACKPP_FORCE_INLINE bool positive() const noexcept {
+    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
+    return (signs | below) >= 0;
+  }
+};
+
+/// The common case, message-free and inline: a non-empty tensor of a valid whole-byte type
+/// on a known device, not padded, with NULL or non-negative strides. For a row-major
+/// contiguous tensor (what producers usually send) one pass over the shape counts the
+/// elements and proves the layout, whose span is then the count; other strided layouts take
+/// strided_extent(). Declines (false) anything else, valid or not, and diagnose() decides;
+/// it never accepts what diagnose() would refuse.
+DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
+                                        TensorFacts& facts) noexcept {
+  const auto ndim = static_cast<int>(t.ndim);
+  const std::int64_t* shape = t.shape;
+  const std::int64_t* strides = t.strides;
+  if (DLPACKPP_UNLIKELY(ndim < 0) || DLPACKPP_UNLIKELY(shape == nullptr && ndim != 0) ||
+      !quick_kind(t.dtype, t.device, options.flags) ||
+      (strides == nullptr && options.require_strides && ndim > 0)) {
+    return false;
+  }
+  PositiveCount count;
+  bool contiguous = true;
+  bool counted = false;
+  if (strides == nullptr) {
+    counted = each_dim_inside_out(
+        ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE { return count.add(shape[d]); });
+  } else {
+    // Inside out, the row-major stride of a dimension is the count so far; the common case
+    // matches it and never needs the extent compared with 1.
+    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
+      if (DLPACKPP_UNLIKELY(strides[d] != count.numel) && shape[d] != 1) {
+        contiguous = false;
+        return false;
+      }
+      return count.add(shape[d]);
+    });
+  }
+  std::int64_t numel = count.numel;
+  if (DLPACKPP_LIKELY(counted)) {
+    // Contiguous (or NULL strides): the span is the count. Empty tensors and negative
+    // extents are declined.
+    if (!count.positive() || !bytes_fit(t.data, t.byte_offset, t.dtype, numel)) return false;
+  } else {
+    std::int64_t span = 0;
+    if (contiguous || !strided_extent(shape, strides, ndim, numel, span) ||
+        !bytes_fit(t.data, t.byte_offset, t.dtype, numel > span ? numel : span)) {
+      return false;
+    }
+  }
+  const std::size_t alignment = options.alignment;
+  if (alignment != 0) {
+    const std::uintptr_t first =
+        reinterpret_cast<std::uintptr_t>(t.data) + static_cast<std::uintptr_t>(t.byte_offset);
+    if ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0) return false;
+  }
+  facts.numel = numel;
+  facts.contiguous = contiguous;
+  return true;
+}
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/rules/quick_checks.hpp ----
+// #include "dlpackpp/validate_options.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
 
 /// The element count of an untrusted shape, naming a negative extent or an overflow.
 inline Result<std::int64_t> try_numel(IntSpan shape) {
@@ -2353,8 +2532,8 @@ inline Result<std::int64_t> try_numel(IntSpan shape) {
   return numel;
 }
 
-// The checks below run only when quick_accept() declined, in the catalogue's order, so each
-// failure is reported exactly as documented; message building never reaches the hot path.
+// The checks below run in diagnose(), in the catalogue's order, so each failure is reported
+// exactly as documented; message building never reaches the hot path.
 
 /// IS_SUBBYTE_TYPE_PADDED only means something for types narrower than a byte.
 inline Result<void> check_padded_flag(DataType dtype, std::uint64_t flags) {
@@ -2518,10 +2697,11 @@ inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first,
   return {};
 }
 
-/// The whole catalogue, check by check, reporting the first problem. Out of line and cold:
-/// valid tensors are accepted by quick_accept() and never come here unless they are unusual
-/// (empty, sub-byte or padded, negative strides, sizes near the int64 limits) rather than
-/// wrong.
+/// The whole catalogue, check by check, reporting the first problem and filling `facts` for a
+/// tensor it accepts. Out of line and cold: valid tensors are accepted by quick_accept() and
+/// come here only when they are unusual (empty, sub-byte or padded, negative strides, sizes
+/// near the int64 limits) rather than wrong, or when an export that carries its own strides
+/// (which its quick path does not take) is checked.
 DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOptions& options,
                                            TensorFacts& facts) {
 #define DLPACKPP_DETAIL_TRY(expr)           \
@@ -2557,145 +2737,42 @@ DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOpti
   return {};
 }
 
-/// Every DLPack device type this library names, as a bit mask of type codes: bit c is set
-/// when device_name(c) is not NULL. A literal, not a loop over the names, because compilers
-/// fold the call in every translation unit; test_validate checks that the two agree.
-constexpr std::uint64_t known_device_types() noexcept { return 0x7ff9e; }
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
 
-/// check_device() without the messages: a known type and a non-negative id, tested on the
-/// struct's 64 bits at once.
-DLPACKPP_FORCE_INLINE bool is_valid_device(DLDevice device) noexcept {
-  const RawDevice raw = raw_device(device);
-  const std::uint64_t bits = std::uint64_t{static_cast<std::uint32_t>(raw.type)} |
-                             std::uint64_t{static_cast<std::uint32_t>(raw.id)} << 32;
-  // One test for a negative id and a type code of 64 or more, then the mask.
-  constexpr std::uint64_t out_of_range = 0x80000000ffffffc0u;
-  return (bits & out_of_range) == 0 && ((known_device_types() >> (bits & 63u)) & 1u) != 0;
-}
+// ---- end dlpackpp/rules/diagnose.hpp ----
+// #include "dlpackpp/rules/quick_checks.hpp" (already inlined)
+// #include "dlpackpp/validate_options.hpp" (already inlined)
 
-/// The kind of tensor the quick paths take: a valid whole-byte dtype on a known device, not
-/// flagged IS_SUBBYTE_TYPE_PADDED (which only sub-byte types may carry).
-DLPACKPP_FORCE_INLINE bool quick_kind(DLDataType dtype, DLDevice device,
-                                      std::uint64_t flags) noexcept {
-  return is_valid_whole_byte(dtype) && is_valid_device(device) &&
-         (flags & flag::is_subbyte_type_padded) == 0;
-}
+#include <cstddef>
+#include <cstdint>
 
-/// Element count and the span (offset of the farthest element plus one) of a strided tensor
-/// that is not row-major contiguous, for quick_accept(): positive extents, non-negative
-/// strides, nothing overflowing. False for anything else, which diagnose() then decides.
-DLPACKPP_FORCE_INLINE bool strided_extent(const std::int64_t* shape, const std::int64_t* strides,
-                                          int ndim, std::int64_t& numel,
-                                          std::int64_t& span) noexcept {
-  numel = 1;
-  span = 1;
-  for (int d = 0; d < ndim; ++d) {
-    const std::int64_t extent = shape[d];
-    std::int64_t reach = 0;
-    if (extent <= 0 || strides[d] < 0 || mul_overflows(numel, extent, numel) ||
-        mul_overflows(strides[d], extent - 1, reach) || add_overflows(span, reach, span)) {
-      return false;
-    }
-  }
-  return true;
-}
+DLPACKPP_BEGIN_NAMESPACE
 
-/// The byte checks of quick_accept() and of an export's quick path, for a non-empty tensor
-/// whose elements, and the span from the first to the farthest, are each at most `count`
-/// elements: data is not NULL, the byte sizes fit in int64, byte_offset fits in a pointer
-/// offset, and data + byte_offset + the span does not wrap around the address space.
-DLPACKPP_FORCE_INLINE bool bytes_fit(const void* data, std::uint64_t byte_offset, DLDataType dtype,
-                                     std::int64_t count) noexcept {
-  // Whole bytes per lane here (the quick paths declined the rest), so sizes are products.
-  const std::int64_t element_bytes =
-      static_cast<std::int64_t>(dtype.bits >> 3) * static_cast<std::int64_t>(dtype.lanes);
-  std::int64_t bytes = 0;
-  const auto base = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
-  if (DLPACKPP_UNLIKELY(data == nullptr)) return false;
-  if (DLPACKPP_UNLIKELY(byte_offset > static_cast<std::uint64_t>(PTRDIFF_MAX))) return false;
-  if (DLPACKPP_UNLIKELY(mul_overflows(count, element_bytes, bytes))) return false;
-  // Both terms are below 2^63, so their sum cannot wrap; one carry check then covers
-  // data + byte_offset and the span after it.
-  const std::uint64_t end = base + (byte_offset + static_cast<std::uint64_t>(bytes));
-#if UINTPTR_MAX < UINT64_MAX
-  if (end > UINTPTR_MAX) return false;
-#endif
-  return end >= base;
-}
+namespace detail {
 
-/// The element count of the quick paths, proving on the way that every extent is positive:
-/// add() each extent (false once the count overflows int64), then positive().
-struct PositiveCount {
-  std::int64_t numel = 1;
-  std::int64_t signs = 0;  // every extent OR-ed: negative when one is
-
-  /// Multiplies `extent` in; false when the count overflows.
-  DLPACKPP_FORCE_INLINE bool add(std::int64_t extent) noexcept {
-    signs |= extent;
-    return !mul_overflows(numel, extent, numel);
+/// Fills `out` with a DLTensor over caller-owned parts, after the two checks a DLTensor
+/// cannot express: the rank fits in ndim and strides (when given) match the shape. Empty
+/// strides become NULL, which validation then treats as compact row-major.
+inline Result<void> describe_parts(void* data, DataType dtype, IntSpan shape, IntSpan strides,
+                                   Device device, std::uint64_t byte_offset, DLTensor& out) {
+  if (shape.size() > static_cast<std::size_t>(INT32_MAX)) {
+    return make_error(Errc::invalid_ndim, "shape has ", shape.size(),
+                      " dimensions, more than DLTensor::ndim can hold");
   }
-  /// No extent was zero or negative. A zero makes `numel - 1` negative; computed unsigned,
-  /// as negative extents may have multiplied to INT64_MIN without overflowing.
-  DLPACKPP_FORCE_INLINE bool positive() const noexcept {
-    const auto below = static_cast<std::int64_t>(static_cast<std::uint64_t>(numel) - 1u);
-    return (signs | below) >= 0;
+  if (!strides.empty() && strides.size() != shape.size()) {
+    return make_error(Errc::invalid_argument, "strides has ", strides.size(),
+                      " values but shape has ", shape.size());
   }
-};
-
-/// The common case, message-free and inline: a non-empty tensor of a valid whole-byte type
-/// on a known device, not padded, with NULL or non-negative strides. For a row-major
-/// contiguous tensor (what producers usually send) one pass over the shape counts the
-/// elements and proves the layout, whose span is then the count; other strided layouts take
-/// strided_extent(). Declines (false) anything else, valid or not, and diagnose() decides;
-/// it never accepts what diagnose() would refuse.
-DLPACKPP_FORCE_INLINE bool quick_accept(const DLTensor& t, const ValidateOptions& options,
-                                        TensorFacts& facts) noexcept {
-  const auto ndim = static_cast<int>(t.ndim);
-  const std::int64_t* shape = t.shape;
-  const std::int64_t* strides = t.strides;
-  if (DLPACKPP_UNLIKELY(ndim < 0) || DLPACKPP_UNLIKELY(shape == nullptr && ndim != 0) ||
-      !quick_kind(t.dtype, t.device, options.flags) ||
-      (strides == nullptr && options.require_strides && ndim > 0)) {
-    return false;
-  }
-  PositiveCount count;
-  bool contiguous = true;
-  bool counted = false;
-  if (strides == nullptr) {
-    counted = each_dim_inside_out(
-        ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE { return count.add(shape[d]); });
-  } else {
-    // Inside out, the row-major stride of a dimension is the count so far; the common case
-    // matches it and never needs the extent compared with 1.
-    counted = each_dim_inside_out(ndim, [&](int d) DLPACKPP_LAMBDA_FORCE_INLINE {
-      if (DLPACKPP_UNLIKELY(strides[d] != count.numel) && shape[d] != 1) {
-        contiguous = false;
-        return false;
-      }
-      return count.add(shape[d]);
-    });
-  }
-  std::int64_t numel = count.numel;
-  if (DLPACKPP_LIKELY(counted)) {
-    // Contiguous (or NULL strides): the span is the count. Empty tensors and negative
-    // extents are declined.
-    if (!count.positive() || !bytes_fit(t.data, t.byte_offset, t.dtype, numel)) return false;
-  } else {
-    std::int64_t span = 0;
-    if (contiguous || !strided_extent(shape, strides, ndim, numel, span) ||
-        !bytes_fit(t.data, t.byte_offset, t.dtype, numel > span ? numel : span)) {
-      return false;
-    }
-  }
-  const std::size_t alignment = options.alignment;
-  if (alignment != 0) {
-    const std::uintptr_t first =
-        reinterpret_cast<std::uintptr_t>(t.data) + static_cast<std::uintptr_t>(t.byte_offset);
-    if ((alignment & (alignment - 1)) != 0 || (first & (alignment - 1)) != 0) return false;
-  }
-  facts.numel = numel;
-  facts.contiguous = contiguous;
-  return true;
+  out = DLTensor{};
+  out.data = data;
+  out.device = device;
+  out.ndim = static_cast<decltype(out.ndim)>(shape.size());
+  out.dtype = dtype;
+  out.shape = const_cast<shape_field_t>(shape.data());
+  out.strides = strides.empty() ? nullptr : const_cast<shape_field_t>(strides.data());
+  out.byte_offset = byte_offset;
+  return {};
 }
 
 /// Checks `t` and fills `facts`; allocates only to describe a failure.
@@ -2892,176 +2969,6 @@ DLPACKPP_END_NAMESPACE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/detail/layout.hpp" (already inlined)
-// #include "dlpackpp/detail/view_errors.hpp" (inlined below)
-// ---- begin dlpackpp/detail/view_errors.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-/// @file
-/// The consumer checks shared by TensorView and the typed fast path of ManagedTensor, with
-/// their messages built out of line and laid out cold so each check inlines to a compare
-/// and a branch.
-
-// #include "dlpackpp/detail/config.hpp" (already inlined)
-// #include "dlpackpp/device.hpp" (already inlined)
-// #include "dlpackpp/dlpack.hpp" (already inlined)
-// #include "dlpackpp/dtype.hpp" (already inlined)
-// #include "dlpackpp/error.hpp" (already inlined)
-// #include "dlpackpp/flags.hpp" (already inlined)
-// #include "dlpackpp/int_span.hpp" (already inlined)
-
-#include <cstddef>
-#include <cstdint>
-#include <type_traits>
-
-DLPACKPP_BEGIN_NAMESPACE
-namespace detail {
-
-/// "dtype is float64, <what>float32".
-DLPACKPP_COLD inline Error dtype_error(DataType actual, DataType wanted, const char* what) {
-  return make_error(Errc::dtype_mismatch, "dtype is ", actual.to_string(), ", ", what,
-                    wanted.to_string());
-}
-
-/// "ndim is 3, <what>2".
-DLPACKPP_COLD inline Error rank_error(int actual, int wanted, const char* what) {
-  return make_error(Errc::rank_mismatch, "ndim is ", actual, ", ", what, wanted);
-}
-
-/// "device is cuda:0, required cpu".
-DLPACKPP_COLD inline Error device_error(Device actual, Device wanted) {
-  return make_error(Errc::device_mismatch, "device is ", actual.to_string(), ", required ",
-                    wanted.to_string());
-}
-
-/// A mutable access to a READ_ONLY tensor.
-DLPACKPP_COLD inline Error read_only_error() {
-  return make_error(Errc::read_only,
-                    "tensor is READ_ONLY; read it through a const type or const_data()");
-}
-
-/// Typed access to elements packed below one byte.
-DLPACKPP_COLD inline Error packed_error(DataType dtype) {
-  return make_error(Errc::unsupported_dtype, "dtype ", dtype.to_string(),
-                    " is packed below one byte per element; elements are not addressable");
-}
-
-/// Typed access whose first element is not aligned for the C++ type.
-DLPACKPP_COLD inline Error misaligned_error(std::uintptr_t address, std::size_t alignment,
-                                            DataType dtype) {
-  return make_error(Errc::misaligned, "data + byte_offset is ", address, ", not aligned to ",
-                    alignment, " bytes as ", dtype.to_string(), " access requires");
-}
-
-/// A dimension index outside [-ndim, ndim).
-DLPACKPP_COLD inline Error dim_error(int d, int ndim) {
-  return make_error(Errc::out_of_range, "dimension ", d, " is out of range for ndim ", ndim);
-}
-
-/// The first element of a tensor: data + byte_offset in address arithmetic, so an unchecked
-/// tensor's wild offset cannot make pointer arithmetic undefined; NULL when data is.
-inline void* first_element(const DLTensor& t) noexcept {
-  if (t.data == nullptr) return nullptr;
-  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(t.data) +
-                                 static_cast<std::uintptr_t>(t.byte_offset));
-}
-
-/// Typed access as T reads a DLPack bool as C++ bool only through BoolByte.
-template <class T>
-constexpr void assert_not_bool() noexcept {
-  static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
-                "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
-                "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
-                "tensors as dlpackpp::BoolByte");
-}
-
-// The rules of typed access, one predicate each, shared by the fast checks (*_ok) and the
-// diagnoses (*_problem) below.
-template <class T>
-constexpr bool writable_as(std::uint64_t flags) noexcept {
-  return std::is_const<T>::value || (flags & flag::read_only) == 0;
-}
-template <class T>
-inline bool aligned_as(const void* first) noexcept {
-  return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
-}
-/// Elements have addresses unless they are packed below one byte.
-constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
-  return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
-}
-
-/// Typed access to the elements at `first` as T is allowed: dtype, writability, alignment.
-template <class T>
-DLPACKPP_FORCE_INLINE bool element_ok(DataType dtype, std::uint64_t flags,
-                                      const void* first) noexcept {
-  assert_not_bool<T>();
-  return dtype == dtype_of<T> && writable_as<T>(flags) && aligned_as<T>(first);
-}
-
-/// An accessor of rank N over the elements is allowed: element_ok(), the rank, addresses.
-template <class T, int N>
-DLPACKPP_FORCE_INLINE bool accessor_ok(DataType dtype, std::uint64_t flags, int ndim,
-                                       const void* first) noexcept {
-  return element_ok<T>(dtype, flags, first) && ndim == N && addressable(dtype, flags);
-}
-
-/// Why element_ok() refuses: the first failing rule as an Error.
-template <class T>
-Result<void> element_problem(DataType dtype, std::uint64_t flags, const void* first) {
-  assert_not_bool<T>();
-  constexpr DataType wanted = dtype_of<T>;
-  if (DLPACKPP_UNLIKELY(dtype != wanted)) return dtype_error(dtype, wanted, "accessed as ");
-  if (DLPACKPP_UNLIKELY(!writable_as<T>(flags))) return read_only_error();
-  if (DLPACKPP_UNLIKELY(!aligned_as<T>(first))) {
-    return misaligned_error(reinterpret_cast<std::uintptr_t>(first), alignof(T), wanted);
-  }
-  return {};
-}
-
-/// Why accessor_ok() refuses: the first failing rule as an Error.
-template <class T, int N>
-Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, const void* first) {
-  Result<void> ok = element_problem<T>(dtype, flags, first);
-  if (DLPACKPP_UNLIKELY(!ok)) return ok;
-  if (DLPACKPP_UNLIKELY(ndim != N)) return rank_error(ndim, N, "accessor rank is ");
-  if (DLPACKPP_UNLIKELY(!addressable(dtype, flags))) return packed_error(dtype);
-  return {};
-}
-
-/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
-/// nothing but the tensor's address, so the hot caller prepares no arguments.
-template <class T>
-DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
-  return element_problem<T>(t.dtype, flags, first_element(t)).error();
-}
-
-/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
-template <class T, int N>
-DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
-  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
-}
-
-/// require_shape(): rank, then the wildcard's range, then the first differing extent.
-inline Result<void> shape_problem(IntSpan actual, IntSpan expected) {
-  if (DLPACKPP_UNLIKELY(expected.size() != actual.size())) {
-    return make_error(Errc::rank_mismatch, "ndim is ", actual.size(), ", required shape has ",
-                      expected.size(), " dimensions");
-  }
-  for (std::size_t d = 0; d < actual.size(); ++d) {
-    const std::int64_t want = expected[d];
-    if (DLPACKPP_UNLIKELY(want < -1)) {
-      return make_error(Errc::invalid_argument, "required shape[", d, "] is ", want,
-                        ", must be >= 0 or -1 (any)");
-    }
-    if (DLPACKPP_UNLIKELY(want != -1 && want != actual[d])) {
-      return make_error(Errc::shape_mismatch, "shape[", d, "] is ", actual[d], ", required ", want);
-    }
-  }
-  return {};
-}
-
-}  // namespace detail
-DLPACKPP_END_NAMESPACE
-
-// ---- end dlpackpp/detail/view_errors.hpp ----
 // #include "dlpackpp/detail/view_storage.hpp" (inlined below)
 // ---- begin dlpackpp/detail/view_storage.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -3089,7 +2996,7 @@ class ViewStorage {
   static constexpr int inline_ndim = DLPACKPP_VIEW_INLINE_NDIM;
 
  public:
-  /// An empty storage, filled by point_at() or borrow().
+  /// An empty storage, filled by view_in_place() or view_copy_of().
   ViewStorage() noexcept = default;
   /// Copies `other`, re-pointing what pointed into it.
   ViewStorage(const ViewStorage& other) noexcept : heap_(other.heap_) { take(other); }
@@ -3118,7 +3025,7 @@ class ViewStorage {
 
   /// Views `t` in place: it must outlive this storage. NULL strides become compact row-major
   /// strides, kept inline (no allocation) up to DLPACKPP_VIEW_INLINE_NDIM dimensions.
-  DLPACKPP_FORCE_INLINE void point_at(const DLTensor& t) {
+  DLPACKPP_FORCE_INLINE void view_in_place(const DLTensor& t) {
     tensor_ = &t;
     strides_ = t.strides;
     if (t.strides == nullptr && t.ndim > 0) {
@@ -3131,9 +3038,9 @@ class ViewStorage {
     }
   }
   /// Views a copy of `t` (its arrays must outlive this storage; `t` itself need not).
-  DLPACKPP_FORCE_INLINE void borrow(const DLTensor& t) {
+  DLPACKPP_FORCE_INLINE void view_copy_of(const DLTensor& t) {
     own_ = t;
-    point_at(own_);
+    view_in_place(own_);
   }
 
   /// Keeps copies of both arrays (strides normalized already), so nothing the caller passed
@@ -3310,6 +3217,178 @@ DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/int_array.hpp ----
 // #include "dlpackpp/int_span.hpp" (already inlined)
+// #include "dlpackpp/rules/access.hpp" (inlined below)
+// ---- begin dlpackpp/rules/access.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The access rules: what a consumer may do with a validated tensor (typed access by dtype,
+/// writability, alignment and addressability; rank, shape and device requirements), shared by
+/// TensorView, ManagedTensor's typed fast path, iterate.hpp and mdspan.hpp. Messages are built
+/// out of line and laid out cold, so each check inlines to a compare and a branch. Sits above
+/// the value types it reads (device, dtype, error, flags, int_span).
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/flags.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// "dtype is float64, <what>float32".
+DLPACKPP_COLD inline Error dtype_error(DataType actual, DataType wanted, const char* what) {
+  return make_error(Errc::dtype_mismatch, "dtype is ", actual.to_string(), ", ", what,
+                    wanted.to_string());
+}
+
+/// "ndim is 3, <what>2".
+DLPACKPP_COLD inline Error rank_error(int actual, int wanted, const char* what) {
+  return make_error(Errc::rank_mismatch, "ndim is ", actual, ", ", what, wanted);
+}
+
+/// "device is cuda:0, required cpu".
+DLPACKPP_COLD inline Error device_error(Device actual, Device wanted) {
+  return make_error(Errc::device_mismatch, "device is ", actual.to_string(), ", required ",
+                    wanted.to_string());
+}
+
+/// A mutable access to a READ_ONLY tensor.
+DLPACKPP_COLD inline Error read_only_error() {
+  return make_error(Errc::read_only,
+                    "tensor is READ_ONLY; read it through a const type or const_data()");
+}
+
+/// Typed access to elements packed below one byte.
+DLPACKPP_COLD inline Error packed_error(DataType dtype) {
+  return make_error(Errc::unsupported_dtype, "dtype ", dtype.to_string(),
+                    " is packed below one byte per element; elements are not addressable");
+}
+
+/// Typed access whose first element is not aligned for the C++ type.
+DLPACKPP_COLD inline Error misaligned_error(std::uintptr_t address, std::size_t alignment,
+                                            DataType dtype) {
+  return make_error(Errc::misaligned, "data + byte_offset is ", address, ", not aligned to ",
+                    alignment, " bytes as ", dtype.to_string(), " access requires");
+}
+
+/// A dimension index outside [-ndim, ndim).
+DLPACKPP_COLD inline Error dim_error(int d, int ndim) {
+  return make_error(Errc::out_of_range, "dimension ", d, " is out of range for ndim ", ndim);
+}
+
+/// The first element of a tensor: data + byte_offset in address arithmetic, so an unchecked
+/// tensor's wild offset cannot make pointer arithmetic undefined; NULL when data is.
+inline void* first_element(const DLTensor& t) noexcept {
+  if (t.data == nullptr) return nullptr;
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(t.data) +
+                                 static_cast<std::uintptr_t>(t.byte_offset));
+}
+
+/// Typed access as T reads a DLPack bool as C++ bool only through BoolByte.
+template <class T>
+constexpr void assert_not_bool() noexcept {
+  static_assert(!std::is_same<std::remove_cv_t<T>, bool>::value,
+                "dlpackpp: a DLPack bool is a byte any producer may set to any value, and "
+                "reading one that is not 0 or 1 as C++ bool is undefined; access bool "
+                "tensors as dlpackpp::BoolByte");
+}
+
+// The rules of typed access, one predicate each, shared by the fast checks (*_ok) and the
+// diagnoses (*_problem) below.
+template <class T>
+constexpr bool writable_as(std::uint64_t flags) noexcept {
+  return std::is_const<T>::value || (flags & flag::read_only) == 0;
+}
+template <class T>
+inline bool aligned_as(const void* first) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
+}
+/// Elements have addresses unless they are packed below one byte.
+constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
+  return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
+}
+
+/// Typed access to the elements at `first` as T is allowed: dtype, writability, alignment.
+template <class T>
+DLPACKPP_FORCE_INLINE bool element_ok(DataType dtype, std::uint64_t flags,
+                                      const void* first) noexcept {
+  assert_not_bool<T>();
+  return dtype == dtype_of<T> && writable_as<T>(flags) && aligned_as<T>(first);
+}
+
+/// An accessor of rank N over the elements is allowed: element_ok(), the rank, addresses.
+template <class T, int N>
+DLPACKPP_FORCE_INLINE bool accessor_ok(DataType dtype, std::uint64_t flags, int ndim,
+                                       const void* first) noexcept {
+  return element_ok<T>(dtype, flags, first) && ndim == N && addressable(dtype, flags);
+}
+
+/// Why element_ok() refuses: the first failing rule as an Error.
+template <class T>
+Result<void> element_problem(DataType dtype, std::uint64_t flags, const void* first) {
+  assert_not_bool<T>();
+  constexpr DataType wanted = dtype_of<T>;
+  if (DLPACKPP_UNLIKELY(dtype != wanted)) return dtype_error(dtype, wanted, "accessed as ");
+  if (DLPACKPP_UNLIKELY(!writable_as<T>(flags))) return read_only_error();
+  if (DLPACKPP_UNLIKELY(!aligned_as<T>(first))) {
+    return misaligned_error(reinterpret_cast<std::uintptr_t>(first), alignof(T), wanted);
+  }
+  return {};
+}
+
+/// Why accessor_ok() refuses: the first failing rule as an Error.
+template <class T, int N>
+Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, const void* first) {
+  Result<void> ok = element_problem<T>(dtype, flags, first);
+  if (DLPACKPP_UNLIKELY(!ok)) return ok;
+  if (DLPACKPP_UNLIKELY(ndim != N)) return rank_error(ndim, N, "accessor rank is ");
+  if (DLPACKPP_UNLIKELY(!addressable(dtype, flags))) return packed_error(dtype);
+  return {};
+}
+
+/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
+/// nothing but the tensor's address, so the hot caller prepares no arguments.
+template <class T>
+DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
+  return element_problem<T>(t.dtype, flags, first_element(t)).error();
+}
+
+/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
+template <class T, int N>
+DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
+  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
+}
+
+/// require_shape(): rank, then the wildcard's range, then the first differing extent.
+inline Result<void> shape_problem(IntSpan actual, IntSpan expected) {
+  if (DLPACKPP_UNLIKELY(expected.size() != actual.size())) {
+    return make_error(Errc::rank_mismatch, "ndim is ", actual.size(), ", required shape has ",
+                      expected.size(), " dimensions");
+  }
+  for (std::size_t d = 0; d < actual.size(); ++d) {
+    const std::int64_t want = expected[d];
+    if (DLPACKPP_UNLIKELY(want < -1)) {
+      return make_error(Errc::invalid_argument, "required shape[", d, "] is ", want,
+                        ", must be >= 0 or -1 (any)");
+    }
+    if (DLPACKPP_UNLIKELY(want != -1 && want != actual[d])) {
+      return make_error(Errc::shape_mismatch, "shape[", d, "] is ", actual[d], ", required ", want);
+    }
+  }
+  return {};
+}
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/rules/access.hpp ----
 // #include "dlpackpp/tensor_accessor.hpp" (already inlined)
 // #include "dlpackpp/validate.hpp" (already inlined)
 
@@ -3349,7 +3428,7 @@ class TensorView {
     Result<void> ok = detail::inspect(tensor, options, facts);
     if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
     TensorView v(options.flags);
-    v.storage_.borrow(tensor);
+    v.storage_.view_copy_of(tensor);
     v.facts_ = facts;
     return v;
   }
@@ -3370,7 +3449,7 @@ class TensorView {
   DLPACKPP_FORCE_INLINE static TensorView unchecked(const DLTensor& tensor,
                                                     std::uint64_t flags = 0) {
     TensorView v(flags);
-    v.storage_.borrow(tensor);
+    v.storage_.view_copy_of(tensor);
     detail::count_layout(tensor, v.facts_.numel, v.facts_.contiguous);
     return v;
   }
@@ -3441,12 +3520,14 @@ class TensorView {
   }
 
   /// Errc::dtype_mismatch unless dtype() == expected.
-  const TensorView& require_dtype(DataType expected) const& { return ok(dtype_problem(expected)); }
+  const TensorView& require_dtype(DataType expected) const& {
+    return self_or_throw(dtype_problem(expected));
+  }
   /// As above; a temporary view is returned by value so a kept reference cannot dangle.
-  TensorView require_dtype(DataType expected) && { return ok(dtype_problem(expected)); }
+  TensorView require_dtype(DataType expected) && { return self_or_throw(dtype_problem(expected)); }
   /// Non-throwing require_dtype().
   Result<TensorView> try_require_dtype(DataType expected) const {
-    return or_error(dtype_problem(expected));
+    return self_or_error(dtype_problem(expected));
   }
   /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
   template <class T>
@@ -3464,42 +3545,48 @@ class TensorView {
     return try_require_dtype(dtype_of<T>);
   }
   /// Errc::rank_mismatch unless ndim() == expected.
-  const TensorView& require_ndim(int expected) const& { return ok(ndim_problem(expected)); }
+  const TensorView& require_ndim(int expected) const& {
+    return self_or_throw(ndim_problem(expected));
+  }
   /// As above, for a temporary view.
-  TensorView require_ndim(int expected) && { return ok(ndim_problem(expected)); }
+  TensorView require_ndim(int expected) && { return self_or_throw(ndim_problem(expected)); }
   /// Non-throwing require_ndim().
   Result<TensorView> try_require_ndim(int expected) const {
-    return or_error(ndim_problem(expected));
+    return self_or_error(ndim_problem(expected));
   }
   /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
   /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
-  const TensorView& require_shape(IntSpan expected) const& { return ok(shape_problem(expected)); }
+  const TensorView& require_shape(IntSpan expected) const& {
+    return self_or_throw(shape_problem(expected));
+  }
   /// As above, for a temporary view.
-  TensorView require_shape(IntSpan expected) && { return ok(shape_problem(expected)); }
+  TensorView require_shape(IntSpan expected) && { return self_or_throw(shape_problem(expected)); }
   /// Non-throwing require_shape().
   Result<TensorView> try_require_shape(IntSpan expected) const {
-    return or_error(shape_problem(expected));
+    return self_or_error(shape_problem(expected));
   }
   /// Errc::device_mismatch unless device() == expected.
-  const TensorView& require_device(Device expected) const& { return ok(device_problem(expected)); }
+  const TensorView& require_device(Device expected) const& {
+    return self_or_throw(device_problem(expected));
+  }
   /// As above, for a temporary view.
-  TensorView require_device(Device expected) && { return ok(device_problem(expected)); }
+  TensorView require_device(Device expected) && { return self_or_throw(device_problem(expected)); }
   /// Non-throwing require_device().
   Result<TensorView> try_require_device(Device expected) const {
-    return or_error(device_problem(expected));
+    return self_or_error(device_problem(expected));
   }
   /// Errc::not_contiguous unless is_contiguous().
-  const TensorView& require_contiguous() const& { return ok(contiguous_problem()); }
+  const TensorView& require_contiguous() const& { return self_or_throw(contiguous_problem()); }
   /// As above, for a temporary view.
-  TensorView require_contiguous() && { return ok(contiguous_problem()); }
+  TensorView require_contiguous() && { return self_or_throw(contiguous_problem()); }
   /// Non-throwing require_contiguous().
-  Result<TensorView> try_require_contiguous() const { return or_error(contiguous_problem()); }
+  Result<TensorView> try_require_contiguous() const { return self_or_error(contiguous_problem()); }
   /// Errc::read_only when the producer forbade writes.
-  const TensorView& require_writable() const& { return ok(writable_problem()); }
+  const TensorView& require_writable() const& { return self_or_throw(writable_problem()); }
   /// As above, for a temporary view.
-  TensorView require_writable() && { return ok(writable_problem()); }
+  TensorView require_writable() && { return self_or_throw(writable_problem()); }
   /// Non-throwing require_writable().
-  Result<TensorView> try_require_writable() const { return or_error(writable_problem()); }
+  Result<TensorView> try_require_writable() const { return self_or_error(writable_problem()); }
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
@@ -3556,9 +3643,16 @@ class TensorView {
 
   // A view reading a managed tensor's own DLTensor in place, which outlives the view.
   DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags) {
+    detail::TensorFacts facts;
+    detail::count_layout(t, facts.numel, facts.contiguous);
+    return of_managed(t, flags, facts);
+  }
+  // As above, for a tensor whose validation just learned `facts`: nothing is counted again.
+  DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags,
+                                                     const detail::TensorFacts& facts) {
     TensorView v(flags);
-    v.storage_.point_at(t);
-    detail::count_layout(t, v.facts_.numel, v.facts_.contiguous);
+    v.storage_.view_in_place(t);
+    v.facts_ = facts;
     return v;
   }
   explicit TensorView(std::uint64_t flags) noexcept : flags_(flags) {}  // then storage_, facts_
@@ -3574,16 +3668,17 @@ class TensorView {
     return values[i];
   }
 
-  // Each require_* is one *_problem() check, then ok() (throw or pass) or or_error().
-  const TensorView& ok(Result<void>&& problem) const& {
+  // Each require_* is one *_problem() check, then self_or_throw() (this view, or the problem
+  // thrown) or self_or_error() (this view, or the problem as a Result).
+  const TensorView& self_or_throw(Result<void>&& problem) const& {
     problem.value();
     return *this;
   }
-  TensorView ok(Result<void>&& problem) && {
+  TensorView self_or_throw(Result<void>&& problem) && {
     problem.value();
     return std::move(*this);
   }
-  Result<TensorView> or_error(Result<void>&& problem) const {
+  Result<TensorView> self_or_error(Result<void>&& problem) const {
     if (DLPACKPP_UNLIKELY(!problem)) return problem.error();
     return *this;
   }
@@ -3675,6 +3770,11 @@ DLPACKPP_END_NAMESPACE
 
 DLPACKPP_BEGIN_NAMESPACE
 
+template <class DLManaged>
+struct AdoptedTensor;
+template <class DLManaged, class T, int N>
+struct AdoptedAccessor;
+
 namespace detail {
 template <class M>
 struct managed_traits;
@@ -3691,6 +3791,14 @@ struct managed_traits<DLManagedTensorVersioned> {
   static constexpr const char* name = "DLManagedTensorVersioned";
 };
 #endif
+
+/// Errc::version_mismatch for a struct of another DLPack major: `field` names the
+/// `version.major` that was read, `hint` is appended. One wording for tensors and tables.
+DLPACKPP_COLD inline Error version_mismatch_error(const char* field, std::uint32_t major,
+                                                  std::uint32_t minor, const char* hint = "") {
+  return make_error(Errc::version_mismatch, field, " is ", major, " (version ", major, '.', minor,
+                    "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only", hint);
+}
 
 /// Hands a tensor back to its producer: the deleter, when there is one, exactly once.
 template <class M>
@@ -3744,14 +3852,66 @@ class BasicManagedTensor {
   /// returned. NULL is Errc::null_pointer. Never throws a validation error.
   DLPACKPP_FORCE_INLINE static Result<BasicManagedTensor> try_adopt(
       DLManaged* p, const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options);
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) return adopt_slowly(p, options, facts);
     return Result<BasicManagedTensor>(adopt_unchecked(p));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
   DLPACKPP_FORCE_INLINE static BasicManagedTensor adopt(DLManaged* p,
                                                         const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!accepts(p, options))) return adopt_slowly(p, options).value();
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
+      return adopt_slowly(p, options, facts).value();
+    }
     return adopt_unchecked(p);
+  }
+
+  /// Adopts `p` as adopt() does and, from the same validation pass, a view of it that keeps
+  /// what validation learned (element count, layout, flags): `auto [t, v] = adopt_with_view(p);`.
+  /// The view reads the tensor in place and stays valid while `t`, or whatever `t` is moved
+  /// into, owns it. Failures release the tensor and report exactly as adopt() does.
+  DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> adopt_with_view(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
+      BasicManagedTensor owned = adopt_slowly(p, options, facts).value();
+      return with_view(std::move(owned), facts);
+    }
+    return with_view(adopt_unchecked(p), facts);
+  }
+  /// The typed one-pass consume: adopts `p` as adopt() does and, in the same pass, checks
+  /// what accessor<T, N>() checks (dtype_of<T>, rank N, writability for a non-const T,
+  /// alignment, addressable elements), returning the handle and the accessor. Nothing is
+  /// checked twice: the dtype and rank tests stand in for the generic ones. Any failure
+  /// releases the tensor once and reports adopt()'s error, or else the accessor's.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static AdoptedAccessor<DLManaged, T, N> adopt_as(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
+      return adopt_as_slowly<T, N>(p, options).value();
+    }
+    return {adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+  }
+  /// Non-throwing adopt_as().
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static Result<AdoptedAccessor<DLManaged, T, N>> try_adopt_as(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
+      return adopt_as_slowly<T, N>(p, options);
+    }
+    return AdoptedAccessor<DLManaged, T, N>{adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+  }
+
+  /// Non-throwing adopt_with_view().
+  DLPACKPP_FORCE_INLINE static Result<AdoptedTensor<DLManaged>> try_adopt_with_view(
+      DLManaged* p, const ValidateOptions& options = {}) {
+    detail::TensorFacts facts;
+    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
+      Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
+      if (!owned) return owned.error();
+      return with_view(*std::move(owned), facts);
+    }
+    return with_view(adopt_unchecked(p), facts);
   }
   /// Takes ownership of `p` without any check, for producers the caller trusts.
   static BasicManagedTensor adopt_unchecked(DLManaged* p) noexcept {
@@ -3862,13 +4022,7 @@ class BasicManagedTensor {
   }
 #endif
   /// All flag bits, unknown ones included (0 for a legacy tensor).
-  std::uint64_t flags() const noexcept {
-    if constexpr (is_versioned) {
-      return checked()->flags;
-    } else {
-      return 0;
-    }
-  }
+  std::uint64_t flags() const noexcept { return flags_of(checked()); }
   /// READ_ONLY: writes through this tensor are refused.
   bool read_only() const noexcept { return (flags() & flag::read_only) != 0; }
   /// IS_COPIED: the producer made a copy the consumer may treat as its own.
@@ -3885,15 +4039,16 @@ class BasicManagedTensor {
 
   template <class T, int N>
   DLPACKPP_FORCE_INLINE bool typed_access_ok() const noexcept {
-    const DLTensor& t = tensor();
-    return detail::accessor_ok<T, N>(t.dtype, flags(), static_cast<int>(t.ndim),
-                                     detail::first_element(t));
+    return typed_access_ok<T, N>(checked());
+  }
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
+    return typed_accessor<T, N>(tensor());
   }
   // The accessor of a tensor typed_access_ok() accepted; NULL strides become compact ones,
   // computed on the stack for the accessor to copy.
   template <class T, int N>
-  DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
-    const DLTensor& t = tensor();
+  DLPACKPP_FORCE_INLINE static TensorAccessor<T, N> typed_accessor(const DLTensor& t) noexcept {
     auto* first = static_cast<T*>(detail::first_element(t));
     if (t.strides != nullptr) return TensorAccessor<T, N>(first, t.shape, t.strides);
     std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
@@ -3901,12 +4056,33 @@ class BasicManagedTensor {
     return TensorAccessor<T, N>(first, t.shape, compact);
   }
 
-  // The common case inline and message-free: a tensor of this major that the one-pass check
-  // accepts. Everything else, valid or not, takes adopt_slowly().
-  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p,
-                                            const ValidateOptions& options) noexcept {
+  // typed_access_ok() for a tensor `p` that has not been adopted yet.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static bool typed_access_ok(const DLManaged* p) noexcept {
+    const DLTensor& t = p->dl_tensor;
+    return detail::accessor_ok<T, N>(t.dtype, flags_of(p), static_cast<int>(t.ndim),
+                                     detail::first_element(t));
+  }
+
+  // adopt_as()'s one pass: the version (nothing past `flags` is read before it), then the
+  // typed rules (dtype_of<T> and rank N stand in for the generic dtype and rank tests, which
+  // then fold away), then the tensor's.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static bool accepts_as(const DLManaged* p,
+                                               const ValidateOptions& options) noexcept {
     if (p == nullptr) return false;
-    detail::TensorFacts facts;
+    if constexpr (is_versioned) {
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
+    }
+    detail::TensorFacts facts;  // the accessor needs none of them
+    return typed_access_ok<T, N>(p) && accepts(p, options, facts);
+  }
+
+  // The common case inline and message-free: a tensor of this major that the one-pass check
+  // accepts, filling `facts`. Everything else, valid or not, takes adopt_slowly().
+  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options,
+                                            detail::TensorFacts& facts) noexcept {
+    if (p == nullptr) return false;
     if constexpr (is_versioned) {
       if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
       ValidateOptions with_flags = options;
@@ -3917,9 +4093,27 @@ class BasicManagedTensor {
     }
   }
 
-  // The whole catalogue, reporting the first problem; releases a refused tensor.
+  // The handle and its view, sharing what validation learned.
+  DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> with_view(
+      BasicManagedTensor&& owned, const detail::TensorFacts& facts) noexcept {
+    const DLManaged* p = owned.ptr_;
+    return AdoptedTensor<DLManaged>{std::move(owned),
+                                    TensorView::of_managed(p->dl_tensor, flags_of(p), facts)};
+  }
+  static std::uint64_t flags_of(const DLManaged* p) noexcept {
+    if constexpr (is_versioned) {
+      return p->flags;
+    } else {
+      static_cast<void>(p);
+      return 0;
+    }
+  }
+
+  // The whole catalogue, reporting the first problem and filling `facts` for a tensor it
+  // accepts; releases a refused tensor.
   DLPACKPP_COLD static Result<BasicManagedTensor> adopt_slowly(DLManaged* p,
-                                                               ValidateOptions options) {
+                                                               ValidateOptions options,
+                                                               detail::TensorFacts& facts) {
     if (p == nullptr)
       return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
     BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
@@ -3928,22 +4122,55 @@ class BasicManagedTensor {
       if (p->version.major != DLPACKPP_DLPACK_MAJOR) return version_error(std::move(owned));
       options.flags = p->flags;
     }
-    detail::TensorFacts facts;
     Result<void> ok = detail::diagnose(p->dl_tensor, options, facts);
     if (!ok) return ok.error();
     return Result<BasicManagedTensor>(std::move(owned));
   }
+  // What adopt_as() declined: the catalogue first (so a malformed tensor reports as adopt()
+  // does), then the accessor's checks; the handle releases the tensor on either failure.
+  template <class T, int N>
+  DLPACKPP_COLD static Result<AdoptedAccessor<DLManaged, T, N>> adopt_as_slowly(
+      DLManaged* p, const ValidateOptions& options) {
+    detail::TensorFacts facts;
+    Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
+    if (!owned) return owned.error();
+    Result<TensorAccessor<T, N>> accessor = owned->template try_accessor<T, N>();
+    if (!accessor) return accessor.error();
+    return AdoptedAccessor<DLManaged, T, N>{*std::move(owned), *accessor};
+  }
+
   // Releases the tensor before building the message: only the version was read.
   DLPACKPP_COLD static Error version_error(BasicManagedTensor owned) {
     const auto major = owned.ptr_->version.major;
     const auto minor = owned.ptr_->version.minor;
     owned.reset();
-    return detail::make_error(Errc::version_mismatch, "version.major is ", major,
-                              " (tensor version ", major, '.', minor,
-                              "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
+    return detail::version_mismatch_error("version.major", major, minor);
   }
 
   DLManaged* ptr_ = nullptr;
+};
+
+/// What adopt_with_view() returns, for structured bindings: the owning handle and a view made
+/// by the same validation pass. The view reads the tensor in place (not the handle), so it stays
+/// valid while `tensor`, or whatever it is moved into, owns the tensor.
+template <class DLManaged>
+struct AdoptedTensor {
+  /// Owns the tensor.
+  BasicManagedTensor<DLManaged> tensor;
+  /// Views it, with the element count and layout validation found.
+  TensorView view;
+};
+
+/// What adopt_as<T, N>() returns, for structured bindings: the owning handle and a typed
+/// accessor checked in the same pass. The accessor points into the tensor (its sizes and
+/// strides are copies), so it stays valid while `tensor`, or whatever it is moved into, owns
+/// the tensor.
+template <class DLManaged, class T, int N>
+struct AdoptedAccessor {
+  /// Owns the tensor.
+  BasicManagedTensor<DLManaged> tensor;
+  /// Reads (or, for a non-const T, writes) its elements.
+  TensorAccessor<T, N> accessor;
 };
 
 /// Owner of a legacy `DLManagedTensor` (DLPack < 1.0 exchange).
@@ -3972,6 +4199,14 @@ struct ManagedTensorUnavailable {
   static ManagedTensorUnavailable try_adopt(A&&...);
   template <class... A>
   static ManagedTensorUnavailable adopt_unchecked(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable adopt_with_view(A&&...);
+  template <class... A>
+  static ManagedTensorUnavailable try_adopt_with_view(A&&...);
+  template <class T, int N, class... A>
+  static ManagedTensorUnavailable adopt_as(A&&...);
+  template <class T, int N, class... A>
+  static ManagedTensorUnavailable try_adopt_as(A&&...);
 };
 }  // namespace detail
 /// Not available with this dlpack.h: using it is a compile error that says why.
@@ -4005,6 +4240,7 @@ struct ConversionWrapper {
     return inner;
   }
 
+  /// A wrapper around `inner`, which it then owns; on bad_alloc nothing changes hands.
   static To* wrap(From* inner) {
     auto* wrapper = new ConversionWrapper{};
     wrapper->inner = inner;
@@ -4014,6 +4250,18 @@ struct ConversionWrapper {
     return &wrapper->outer;
   }
 };
+/// The versioned wrapper around a legacy tensor already checked under `flags`: the one place
+/// the wrap is made, without validating again (adoption just did). On bad_alloc `legacy`
+/// still owns its tensor.
+inline ManagedTensor versioned_from_checked(LegacyManagedTensor&& legacy, std::uint64_t flags) {
+  using Wrapper = ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
+  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
+  static_cast<void>(legacy.release());
+  out->version.major = DLPACKPP_DLPACK_MAJOR;
+  out->version.minor = DLPACKPP_DLPACK_MINOR;
+  out->flags = flags;
+  return ManagedTensor::adopt_unchecked(out);
+}
 }  // namespace detail
 
 /// A versioned tensor that owns `legacy`; the legacy deleter stays responsible for the
@@ -4028,13 +4276,7 @@ inline Result<ManagedTensor> try_to_versioned(LegacyManagedTensor&& legacy,
   options.flags = flags;
   Result<void> valid = validate(legacy.get()->dl_tensor, options);
   if (!valid) return valid.error();
-  using Wrapper = detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
-  DLManagedTensorVersioned* out = Wrapper::wrap(legacy.get());
-  static_cast<void>(legacy.release());
-  out->version.major = DLPACKPP_DLPACK_MAJOR;
-  out->version.minor = DLPACKPP_DLPACK_MINOR;
-  out->flags = flags;
-  return ManagedTensor::adopt_unchecked(out);
+  return detail::versioned_from_checked(std::move(legacy), flags);
 }
 /// As try_to_versioned, throwing on failure.
 inline ManagedTensor to_versioned(LegacyManagedTensor&& legacy, std::uint64_t flags = 0) {
@@ -4125,7 +4367,7 @@ struct version_field<M, std::void_t<decltype(M{}.version)>> {
 template <class M>
 using DLPackVersionOrNothing = typename version_field<M>::type;
 
-/// The struct a handle owns, and its deleter's signature.
+/// The struct a handle owns.
 template <class Handle>
 using managed_of = typename Handle::managed_type;
 
@@ -4297,8 +4539,11 @@ Result<Handle> export_slowly(void* data, DataType dtype, IntSpan shape, IntSpan 
   if (DLPACKPP_UNLIKELY(!parts)) return parts.error();
   ValidateOptions options;
   options.flags = flags;
+  // quick_export() declined these parts, or they carry strides it does not take: the
+  // catalogue decides, walked once (the quick check would only decline them again or repeat
+  // for given strides what the catalogue proves).
   TensorFacts facts;
-  Result<void> ok = inspect(t, options, facts);
+  Result<void> ok = diagnose(t, options, facts);
   if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
   if (DLPACKPP_UNLIKELY(capacity >= 0 && facts.numel > capacity)) {
     return capacity_error(facts.numel, capacity);

@@ -99,7 +99,7 @@ inline void write_compact_strides(const std::int64_t* shape, int ndim, std::int6
 /// The element count of a shape nobody checked. Wrapping unsigned arithmetic gives the right
 /// answer for every valid tensor (an empty one has a zero factor, which wins whatever wrapped
 /// before it) and no undefined behaviour for anything else. The one place an unchecked
-/// element count is computed; try_numel() (validate.hpp) is its checked twin.
+/// element count is computed; try_numel() (rules/diagnose.hpp) is its checked twin.
 DLPACKPP_FORCE_INLINE constexpr std::int64_t numel_unchecked(const std::int64_t* shape,
                                                              int ndim) noexcept {
   std::uint64_t numel = 1;

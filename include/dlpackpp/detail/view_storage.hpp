@@ -24,7 +24,7 @@ class ViewStorage {
   static constexpr int inline_ndim = DLPACKPP_VIEW_INLINE_NDIM;
 
  public:
-  /// An empty storage, filled by point_at() or borrow().
+  /// An empty storage, filled by view_in_place() or view_copy_of().
   ViewStorage() noexcept = default;
   /// Copies `other`, re-pointing what pointed into it.
   ViewStorage(const ViewStorage& other) noexcept : heap_(other.heap_) { take(other); }
@@ -53,7 +53,7 @@ class ViewStorage {
 
   /// Views `t` in place: it must outlive this storage. NULL strides become compact row-major
   /// strides, kept inline (no allocation) up to DLPACKPP_VIEW_INLINE_NDIM dimensions.
-  DLPACKPP_FORCE_INLINE void point_at(const DLTensor& t) {
+  DLPACKPP_FORCE_INLINE void view_in_place(const DLTensor& t) {
     tensor_ = &t;
     strides_ = t.strides;
     if (t.strides == nullptr && t.ndim > 0) {
@@ -66,9 +66,9 @@ class ViewStorage {
     }
   }
   /// Views a copy of `t` (its arrays must outlive this storage; `t` itself need not).
-  DLPACKPP_FORCE_INLINE void borrow(const DLTensor& t) {
+  DLPACKPP_FORCE_INLINE void view_copy_of(const DLTensor& t) {
     own_ = t;
-    point_at(own_);
+    view_in_place(own_);
   }
 
   /// Keeps copies of both arrays (strides normalized already), so nothing the caller passed

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// The consumer checks shared by TensorView and the typed fast path of ManagedTensor, with
-/// their messages built out of line and laid out cold so each check inlines to a compare
-/// and a branch.
+/// The access rules: what a consumer may do with a validated tensor (typed access by dtype,
+/// writability, alignment and addressability; rank, shape and device requirements), shared by
+/// TensorView, ManagedTensor's typed fast path, iterate.hpp and mdspan.hpp. Messages are built
+/// out of line and laid out cold, so each check inlines to a compare and a branch. Sits above
+/// the value types it reads (device, dtype, error, flags, int_span).
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
