@@ -212,7 +212,7 @@ Result<Handle> export_slowly(void* data, DataType dtype, IntSpan shape, IntSpan 
   // checks that the compact strides derived from the shape fit in int64, and they are then
   // written straight into the block. A temporary array would cost an allocation for
   // ndim > DLPACKPP_VIEW_INLINE_NDIM, breaking "one allocation per export".
-  DLTensor t;
+  DLTensor t{};  // describe_parts() may stop before writing every field
   Result<void> parts = describe_parts(data, dtype, shape, strides, device, byte_offset, t);
   if (DLPACKPP_UNLIKELY(!parts)) return parts.error();
   ValidateOptions options;

@@ -4534,7 +4534,7 @@ Result<Handle> export_slowly(void* data, DataType dtype, IntSpan shape, IntSpan 
   // checks that the compact strides derived from the shape fit in int64, and they are then
   // written straight into the block. A temporary array would cost an allocation for
   // ndim > DLPACKPP_VIEW_INLINE_NDIM, breaking "one allocation per export".
-  DLTensor t;
+  DLTensor t{};  // describe_parts() may stop before writing every field
   Result<void> parts = describe_parts(data, dtype, shape, strides, device, byte_offset, t);
   if (DLPACKPP_UNLIKELY(!parts)) return parts.error();
   ValidateOptions options;
@@ -4886,10 +4886,9 @@ DLPACKPP_FORCE_INLINE bool usable_exchange_api(const DLPackExchangeAPI* api) noe
 
 DLPACKPP_COLD inline Error exchange_api_error(const DLPackExchangeAPI* api) {
   if (api == nullptr) return make_error(Errc::null_pointer, "exchange API table is NULL");
-  return make_error(Errc::version_mismatch, "exchange API table version is ",
-                    api->header.version.major, '.', api->header.version.minor,
-                    ", this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR,
-                    " only (pick the table with find_exchange_api)");
+  return version_mismatch_error("exchange API table header.version.major",
+                               api->header.version.major, api->header.version.minor,
+                               " (pick the table with find_exchange_api)");
 }
 
 DLPACKPP_COLD inline Error exchange_missing_entry(const char* function) {
@@ -5265,9 +5264,9 @@ struct ExchangeTrampolines {
           if (out_py_object == nullptr) return exchange_null_argument(function, "out_py_object");
           if (tensor == nullptr) return exchange_null_argument(function, "tensor");
           if (tensor->version.major != DLPACKPP_DLPACK_MAJOR) {
-            return make_error(Errc::version_mismatch, function, ": tensor version is ",
-                              tensor->version.major, '.', tensor->version.minor,
-                              ", this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only");
+            return version_mismatch_error(
+                "managed_tensor_to_py_object_no_sync: tensor version.major",
+                tensor->version.major, tensor->version.minor);
           }
           ValidateOptions options;
           options.flags = tensor->flags;
@@ -5356,7 +5355,7 @@ struct ExchangeTable {
 
 /// The exchange table for the producer `Impl`: one static table per Impl, version set to the
 /// dlpack.h in force, prev_api NULL. Its C entry points call Impl's static functions named
-/// after the fields (see API.md) and never let an exception cross into C. Impl may return
+/// after the fields (see docs/exchange-api.md) and never let an exception cross into C. Impl may return
 /// Result<...> instead of a value to fail without exceptions. Without
 /// dltensor_from_py_object_no_sync the entry is NULL; without current_work_stream the entry
 /// reports a NULL stream for every device (the header forbids a NULL entry there).

@@ -629,14 +629,7 @@ Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const Validat
 // made without them (the legacy deleter stays responsible, called exactly once). `flags`:
 // what the importer decided the legacy struct could not say (READ_ONLY, see ImportOptions).
 inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy, std::uint64_t flags) {
-  using Wrapper = ::dlpackpp::detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
-  DLManagedTensorVersioned* out =
-      Wrapper::wrap(legacy.get());  // on bad_alloc, legacy still owns it
-  static_cast<void>(legacy.release());
-  out->version.major = DLPACKPP_DLPACK_MAJOR;
-  out->version.minor = DLPACKPP_DLPACK_MINOR;
-  out->flags = flags;
-  return ManagedTensor::adopt_unchecked(out);
+  return ::dlpackpp::detail::versioned_from_checked(std::move(legacy), flags);
 }
 #endif
 
@@ -1359,6 +1352,7 @@ DLPACKPP_END_NAMESPACE
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/dtype.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
+#include "dlpackpp/iterate.hpp"
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/producers.hpp is in it
 // #include "dlpackpp/python/capsule.hpp" (already inlined)
@@ -1368,7 +1362,6 @@ DLPACKPP_END_NAMESPACE
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -1533,33 +1526,10 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
 #endif
   Result<ImportedTensor> out =
       try_allocate<ImportedTensor>(view.dtype(), view.shape(), Device::cpu(), flags);
-  if (!out || view.numel() == 0) return out;
-  auto* dst = static_cast<unsigned char*>(out->get()->dl_tensor.data);
-  const auto* src = static_cast<const unsigned char*>(view.const_data());
-  if (view.is_contiguous()) {
-    std::memcpy(dst, src, static_cast<std::size_t>(view.nbytes()));
-    return out;
-  }
-  if (view.dtype().is_subbyte()) {
-    return make_error(Errc::not_contiguous, "copy=True of a strided ", view.dtype().to_string(),
-                      " tensor: packed sub-byte elements are copied only when contiguous");
-  }
-  const auto item = static_cast<std::int64_t>(view.dtype().bits() / 8u * view.dtype().lanes());
-  const int ndim = view.ndim();
-  std::int64_t index[64] = {};  // ndim <= 64 is checked below; deeper tensors are refused
-  if (ndim > 64)
-    return make_error(Errc::invalid_ndim, "copy=True of a tensor with ", ndim,
-                      " dimensions (at most 64)");
-  const IntSpan shape = view.shape();
-  const IntSpan strides = view.strides();
-  for (std::int64_t n = 0; n < view.numel(); ++n) {
-    std::int64_t offset = 0;
-    for (int d = 0; d < ndim; ++d) offset += index[d] * strides[static_cast<std::size_t>(d)];
-    std::memcpy(dst + n * item, src + offset * item, static_cast<std::size_t>(item));
-    for (int d = ndim - 1; d >= 0; --d) {
-      if (++index[d] < shape[static_cast<std::size_t>(d)]) break;
-      index[d] = 0;
-    }
+  if (!out) return out;
+  // Strided views go through the library's one index walk (iterate.hpp).
+  if (Result<void> copied = try_copy_row_major(view, out->get()->dl_tensor.data); !copied) {
+    return copied.error();
   }
   return out;
 }

@@ -111,14 +111,7 @@ Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const Validat
 // made without them (the legacy deleter stays responsible, called exactly once). `flags`:
 // what the importer decided the legacy struct could not say (READ_ONLY, see ImportOptions).
 inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy, std::uint64_t flags) {
-  using Wrapper = ::dlpackpp::detail::ConversionWrapper<DLManagedTensorVersioned, DLManagedTensor>;
-  DLManagedTensorVersioned* out =
-      Wrapper::wrap(legacy.get());  // on bad_alloc, legacy still owns it
-  static_cast<void>(legacy.release());
-  out->version.major = DLPACKPP_DLPACK_MAJOR;
-  out->version.minor = DLPACKPP_DLPACK_MINOR;
-  out->flags = flags;
-  return ManagedTensor::adopt_unchecked(out);
+  return ::dlpackpp::detail::versioned_from_checked(std::move(legacy), flags);
 }
 #endif
 

@@ -14,6 +14,7 @@
 #include "dlpackpp/dtype.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/flags.hpp"
+#include "dlpackpp/iterate.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/producers.hpp"
 #include "dlpackpp/python/capsule.hpp"
@@ -23,7 +24,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -188,33 +188,10 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
 #endif
   Result<ImportedTensor> out =
       try_allocate<ImportedTensor>(view.dtype(), view.shape(), Device::cpu(), flags);
-  if (!out || view.numel() == 0) return out;
-  auto* dst = static_cast<unsigned char*>(out->get()->dl_tensor.data);
-  const auto* src = static_cast<const unsigned char*>(view.const_data());
-  if (view.is_contiguous()) {
-    std::memcpy(dst, src, static_cast<std::size_t>(view.nbytes()));
-    return out;
-  }
-  if (view.dtype().is_subbyte()) {
-    return make_error(Errc::not_contiguous, "copy=True of a strided ", view.dtype().to_string(),
-                      " tensor: packed sub-byte elements are copied only when contiguous");
-  }
-  const auto item = static_cast<std::int64_t>(view.dtype().bits() / 8u * view.dtype().lanes());
-  const int ndim = view.ndim();
-  std::int64_t index[64] = {};  // ndim <= 64 is checked below; deeper tensors are refused
-  if (ndim > 64)
-    return make_error(Errc::invalid_ndim, "copy=True of a tensor with ", ndim,
-                      " dimensions (at most 64)");
-  const IntSpan shape = view.shape();
-  const IntSpan strides = view.strides();
-  for (std::int64_t n = 0; n < view.numel(); ++n) {
-    std::int64_t offset = 0;
-    for (int d = 0; d < ndim; ++d) offset += index[d] * strides[static_cast<std::size_t>(d)];
-    std::memcpy(dst + n * item, src + offset * item, static_cast<std::size_t>(item));
-    for (int d = ndim - 1; d >= 0; --d) {
-      if (++index[d] < shape[static_cast<std::size_t>(d)]) break;
-      index[d] = 0;
-    }
+  if (!out) return out;
+  // Strided views go through the library's one index walk (iterate.hpp).
+  if (Result<void> copied = try_copy_row_major(view, out->get()->dl_tensor.data); !copied) {
+    return copied.error();
   }
   return out;
 }
