@@ -15,7 +15,8 @@
 #include "dlpackpp/validate.hpp"         // validate, ValidateOptions
 #include "dlpackpp/tensor_accessor.hpp"  // TensorAccessor<T, N>
 #include "dlpackpp/tensor_view.hpp"      // TensorView
-#include "dlpackpp/managed_tensor.hpp"   // ManagedTensor, LegacyManagedTensor, to_versioned, to_legacy
+#include "dlpackpp/managed_tensor.hpp"   // ManagedTensor, LegacyManagedTensor, adopt_with_view
+#include "dlpackpp/conversions.hpp"      // to_versioned, to_legacy
 #include "dlpackpp/producers.hpp"        // from_vector, from_unique_ptr, from_shared_ptr, wrap, allocate
 #include "dlpackpp/exchange_api.hpp"     // find_exchange_api, view_from_object, make_exchange_api<Impl>
 // clang-format on

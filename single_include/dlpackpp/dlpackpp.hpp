@@ -3750,7 +3750,7 @@ DLPACKPP_END_NAMESPACE
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// BasicManagedTensor: unique ownership of a DLManagedTensorVersioned or legacy
-/// DLManagedTensor, with checked adoption and conversions between the two.
+/// DLManagedTensor, with checked adoption (conversions between the two: conversions.hpp).
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -4215,6 +4215,30 @@ using ManagedTensor = detail::ManagedTensorUnavailable<>;
 using DefaultManagedTensor = LegacyManagedTensor;
 #endif
 
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/managed_tensor.hpp ----
+// #include "dlpackpp/conversions.hpp" (inlined below)
+// ---- begin dlpackpp/conversions.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Conversions between the two handle kinds: to_versioned() wraps a legacy tensor for
+/// consumers of DLPack >= 1.0, to_legacy() unwraps or wraps a versioned one for consumers that
+/// only speak DLPack < 1.0. The original deleter stays responsible for the memory either way.
+/// Only where the dlpack.h in force declares DLManagedTensorVersioned.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/flags.hpp" (already inlined)
+// #include "dlpackpp/managed_tensor.hpp" (already inlined)
+
+#include <cstdint>
+#include <new>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+
 #if DLPACKPP_HAS_VERSIONED
 namespace detail {
 // A wrapper struct of kind To around an owned tensor of kind From; its deleter releases the
@@ -4318,7 +4342,7 @@ inline LegacyManagedTensor to_legacy(ManagedTensor&& tensor, bool drop_read_only
 
 DLPACKPP_END_NAMESPACE
 
-// ---- end dlpackpp/managed_tensor.hpp ----
+// ---- end dlpackpp/conversions.hpp ----
 // #include "dlpackpp/producers.hpp" (inlined below)
 // ---- begin dlpackpp/producers.hpp ----
 // SPDX-License-Identifier: Apache-2.0

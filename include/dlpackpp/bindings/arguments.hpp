@@ -23,6 +23,7 @@
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/dtype.hpp"
 #include "dlpackpp/flags.hpp"
+#include "dlpackpp/conversions.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/tensor_accessor.hpp"
 #include "dlpackpp/tensor_view.hpp"

@@ -10,6 +10,7 @@
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/flags.hpp"
+#include "dlpackpp/conversions.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/python/errors.hpp"
 #include "dlpackpp/validate.hpp"

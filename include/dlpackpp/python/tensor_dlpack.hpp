@@ -11,6 +11,7 @@
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/error.hpp"
+#include "dlpackpp/conversions.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/python/capsule.hpp"
 #include "dlpackpp/python/errors.hpp"
