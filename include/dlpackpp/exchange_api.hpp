@@ -112,8 +112,8 @@ DLPACKPP_FORCE_INLINE bool usable_exchange_api(const DLPackExchangeAPI* api) noe
 DLPACKPP_COLD inline Error exchange_api_error(const DLPackExchangeAPI* api) {
   if (api == nullptr) return make_error(Errc::null_pointer, "exchange API table is NULL");
   return version_mismatch_error("exchange API table header.version.major",
-                               api->header.version.major, api->header.version.minor,
-                               " (pick the table with find_exchange_api)");
+                                api->header.version.major, api->header.version.minor,
+                                " (pick the table with find_exchange_api)");
 }
 
 DLPACKPP_COLD inline Error exchange_missing_entry(const char* function) {
@@ -490,8 +490,8 @@ struct ExchangeTrampolines {
           if (tensor == nullptr) return exchange_null_argument(function, "tensor");
           if (tensor->version.major != DLPACKPP_DLPACK_MAJOR) {
             return version_mismatch_error(
-                "managed_tensor_to_py_object_no_sync: tensor version.major",
-                tensor->version.major, tensor->version.minor);
+                "managed_tensor_to_py_object_no_sync: tensor version.major", tensor->version.major,
+                tensor->version.minor);
           }
           ValidateOptions options;
           options.flags = tensor->flags;
@@ -580,8 +580,8 @@ struct ExchangeTable {
 
 /// The exchange table for the producer `Impl`: one static table per Impl, version set to the
 /// dlpack.h in force, prev_api NULL. Its C entry points call Impl's static functions named
-/// after the fields (see docs/exchange-api.md) and never let an exception cross into C. Impl may return
-/// Result<...> instead of a value to fail without exceptions. Without
+/// after the fields (see docs/exchange-api.md) and never let an exception cross into C. Impl may
+/// return Result<...> instead of a value to fail without exceptions. Without
 /// dltensor_from_py_object_no_sync the entry is NULL; without current_work_stream the entry
 /// reports a NULL stream for every device (the header forbids a NULL entry there).
 template <class Impl>

@@ -158,10 +158,10 @@ DLPACKPP_END_NAMESPACE
 #endif  // DLPACKPP_BINDINGS_NAMES_HPP_
 
 // ---- end dlpackpp/bindings/names.hpp ----
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/dtype.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
-#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_accessor.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it

@@ -525,10 +525,10 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 #if DLPACKPP_PYTHON_AVAILABLE
 
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
-#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
 // #include "dlpackpp/python/errors.hpp" (already inlined)
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
@@ -1652,10 +1652,10 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 #if DLPACKPP_PYTHON_AVAILABLE
 
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
-#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
 // #include "dlpackpp/python/capsule.hpp" (already inlined)
 // #include "dlpackpp/python/errors.hpp" (already inlined)

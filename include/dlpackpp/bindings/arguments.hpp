@@ -20,10 +20,10 @@
 #if defined(Py_PYTHON_H)
 
 #include "dlpackpp/bindings/names.hpp"
+#include "dlpackpp/conversions.hpp"
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/dtype.hpp"
 #include "dlpackpp/flags.hpp"
-#include "dlpackpp/conversions.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/tensor_accessor.hpp"
 #include "dlpackpp/tensor_view.hpp"

@@ -7,10 +7,10 @@
 #include "dlpackpp/python/python_h.hpp"
 #if DLPACKPP_PYTHON_AVAILABLE
 
+#include "dlpackpp/conversions.hpp"
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/flags.hpp"
-#include "dlpackpp/conversions.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/python/errors.hpp"
 #include "dlpackpp/validate.hpp"

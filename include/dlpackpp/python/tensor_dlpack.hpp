@@ -8,10 +8,10 @@
 #include "dlpackpp/python/python_h.hpp"
 #if DLPACKPP_PYTHON_AVAILABLE
 
+#include "dlpackpp/conversions.hpp"
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/error.hpp"
-#include "dlpackpp/conversions.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/python/capsule.hpp"
 #include "dlpackpp/python/errors.hpp"
