@@ -416,9 +416,11 @@ struct type_caster<::dlpackpp::TensorView> {
     return {};
   }
 
-  /// The loaded view, as the library asks for it (pointer, reference, rvalue).
+  /// The loaded view, as the library asks for a pointer.
   explicit operator Value*() { return &*view_; }
+  /// The loaded view, as the library asks for a reference.
   explicit operator Value&() { return *view_; }
+  /// The loaded view, as the library asks for an rvalue.
   explicit operator Value&&() { return std::move(*view_); }
 
  private:
@@ -447,7 +449,9 @@ struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
 /// a const T borrows through the exchange table where it can.
 template <class T, int N>
 struct type_caster<::dlpackpp::TensorAccessor<T, N>> {
-  using Accessor = ::dlpackpp::TensorAccessor<T, N>;  // NB_TYPE_CASTER takes no commas
+  /// The accessor type, named once: NB_TYPE_CASTER takes no commas.
+  using Accessor = ::dlpackpp::TensorAccessor<T, N>;
+  /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
   using AccessorName = ::dlpackpp::bindings::detail::AccessorName<T, N>;
   NB_TYPE_CASTER(Accessor, const_name(AccessorName::text.data))
 

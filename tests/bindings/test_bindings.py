@@ -27,6 +27,7 @@ def optional(name):
 
 np = optional("numpy")
 torch = optional("torch")
+jax = optional("jax")
 jnp = optional("jax.numpy")
 NUMPY2 = np is not None and int(np.__version__.split(".")[0]) >= 2
 TORCH_TABLE = torch is not None and hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
@@ -295,6 +296,15 @@ class Cuda(unittest.TestCase):
 
 @unittest.skipIf(jnp is None, "JAX is not importable")
 class Jax(unittest.TestCase):
+    def setUp(self):
+        # Host memory is what these describe: keep arrays on the CPU where a GPU backend is
+        # JAX's default (the Cuda class covers device tensors).
+        self.device = jax.default_device(jax.devices("cpu")[0])
+        self.device.__enter__()
+
+    def tearDown(self):
+        self.device.__exit__(None, None, None)
+
     def test_read_only_parameters(self):
         x = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
         self.assertTrue(m.describe(x).startswith("float32[2, 3] strides [3, 1] cpu"))

@@ -11,6 +11,10 @@ ml_dtypes = require("ml_dtypes", "bfloat16 and fp8 element types (pip, see requi
 jax = require("jax", "JAX on CPU is a DLPack peer (pip install 'jax[cpu]', see requirements.txt)")
 import jax.numpy as jnp  # noqa: E402
 
+# The comparisons read host memory: keep arrays on the CPU where a GPU backend is the default
+# (test_cuda.py covers JAX on a GPU).
+jax.config.update("jax_default_device", jax.devices("cpu")[0])
+
 if LEGACY_HEADER:
     skip_script("the legacy-only subset (0.x dlpack.h) has no bfloat16/fp8 codes to test here")
 

@@ -65,7 +65,8 @@ PyObject* fail(const Error& e) {
 // tobytes() of a C-contiguous copy, so layout, offsets and values are all checked.
 std::string gather(const TensorView& v) {
   std::string out;
-  if (v.numel() == 0) return out;
+  // Device memory is not read here: the CUDA tests compare through the framework instead.
+  if (v.numel() == 0 || !v.device().is_host_accessible()) return out;
   const auto item = static_cast<std::size_t>(v.dtype().bits() / 8u * v.dtype().lanes());
   const auto* base = static_cast<const char*>(v.const_data());
   const int ndim = v.ndim();

@@ -8,8 +8,10 @@
 #pragma once
 
 #if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
+/// 1: Python.h is in this translation unit and the Python layer is defined.
 #define DLPACKPP_PYTHON_AVAILABLE 1
 #ifndef PY_SSIZE_T_CLEAN
+/// Py_ssize_t lengths for '#' formats, which Python 3.10+ requires before Python.h.
 #define PY_SSIZE_T_CLEAN
 #endif
 #include <Python.h>
@@ -17,5 +19,6 @@
 #error "dlpackpp/python.hpp needs Python 3.8 or newer"
 #endif
 #else
+/// 0: Python.h is not on the include path; the Python layer's headers are empty.
 #define DLPACKPP_PYTHON_AVAILABLE 0
 #endif
