@@ -82,8 +82,7 @@ int main() {
     launch_fill(v.accessor<float, 2>());
     ok &= compare(
         v.data(), static_cast<std::size_t>(rows * cols),
-        [](std::size_t k) { return static_cast<float>((k / cols) * 1000 + k % cols); },
-        "compact");
+        [](std::size_t k) { return static_cast<float>((k / cols) * 1000 + k % cols); }, "compact");
 
     // The same memory seen transposed (cols x rows, strides {1, cols}): the kernel's (i, j)
     // lands at j * cols + i.
