@@ -126,6 +126,8 @@ TORCH2 = [
     ("b", "borrow, float64[8] -> numel: try_borrow vs dltensor_from_py_object_no_sync",
      "T.borrow_dlpackpp(t)", "T.borrow_hand(t)", 1.15),
     ("b", "the same, float32[2, 3, 4, 5]", "T.borrow_dlpackpp(t4)", "T.borrow_hand(t4)", 1.15),
+    ("b", "split: view_from_object(exchange_api_of(t), ...), the validated view without try_borrow's "
+     "dispatch", "T.borrow_view_from_object(t)", "T.borrow_hand(t)", None),
     ("e", "export into torch, wrap() of 8 float64: to_object(exchange_api_of(t), ...) vs "
      "managed_tensor_to_py_object_no_sync", "T.export_dlpackpp(t)", "T.export_hand(t)", None),
     ("e", "the same, to_object with the table kept in a static", "T.export_dlpackpp_static(t)",
@@ -167,7 +169,8 @@ def torch2_main(args):
     floor = med["T.noop(t)"]
     print("torch2 suite: Python %s (%s), PyTorch %s (exchange table %d.%d), NumPy %s, %s, %s; median of %d "
           "runs, ns of thread CPU time per call" % (
-              platform.python_version(), sys.executable, torch.__version__, info["version"][0],
+              platform.python_version(), "a venv" if sys.prefix != sys.base_prefix else sys.executable,
+              torch.__version__, info["version"][0],
               info["version"][1], np.__version__, args.compiler, platform.machine(), args.runs))
     print()
     print("| | case | dlpackpp | by hand | dlpackpp / by hand | net of the floor: dlpackpp | by hand | ratio "

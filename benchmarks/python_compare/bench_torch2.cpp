@@ -137,6 +137,15 @@ PyObject* borrow_dlpackpp(PyObject*, PyObject* obj) {
   return PyLong_FromLongLong(static_cast<long long>(*n));
 }
 
+// To split try_borrow's cost: the table from dlpackpp's per-type cache and the validated view
+// from the library's one-table wrapper, without try_borrow's dispatch around them.
+PyObject* borrow_view_from_object(PyObject*, PyObject* obj) {
+  DLTensor storage;
+  Result<TensorView> v = dlpackpp::view_from_object(py::exchange_api_of(obj), obj, storage);
+  if (!v) return fail(v.error());
+  return PyLong_FromLongLong(static_cast<long long>(v->numel()));
+}
+
 // The table found through dlpackpp's per-type cache on every call, as generic code would.
 PyObject* export_dlpackpp(PyObject*, PyObject* like) {
   Result<void*> out = dlpackpp::to_object(py::exchange_api_of(like), make_export());
@@ -171,6 +180,7 @@ PyMethodDef methods[] = {{"noop", &noop, METH_O, nullptr},
                          {"export_hand_c", &export_hand_c, METH_O, nullptr},
                          {"import_dlpackpp", &import_dlpackpp, METH_O, nullptr},
                          {"borrow_dlpackpp", &borrow_dlpackpp, METH_O, nullptr},
+                         {"borrow_view_from_object", &borrow_view_from_object, METH_O, nullptr},
                          {"export_dlpackpp", &export_dlpackpp, METH_O, nullptr},
                          {"export_dlpackpp_static", &export_dlpackpp_static, METH_O, nullptr},
                          {"table_info", &table_info, METH_O, nullptr},
