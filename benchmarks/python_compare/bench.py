@@ -114,6 +114,84 @@ BINDINGS_TORCH = [
 ]
 
 
+# The PyTorch 2.x suite (--suite torch2, the venv with torch 2.x installed): dlpackpp against the
+# same exchange-table call written by hand in C in one module (bench_torch2), the table kept in
+# a static there. (section, what, dlpackpp statement, hand-written statement, target ratio net
+# of the floor or None). `t` is torch.arange(8, dtype=float64), `t4` a float32[2, 3, 4, 5].
+TORCH2 = [
+    ("-", "empty call, no conversion (the floor)", "T.noop(t)", None, None),
+    ("i", "owning import, float64[8] -> numel: try_from_dlpack vs managed_tensor_from_py_object_no_sync",
+     "T.import_dlpackpp(t)", "T.import_hand(t)", 1.3),
+    ("i", "the same, float32[2, 3, 4, 5]", "T.import_dlpackpp(t4)", "T.import_hand(t4)", 1.3),
+    ("b", "borrow, float64[8] -> numel: try_borrow vs dltensor_from_py_object_no_sync",
+     "T.borrow_dlpackpp(t)", "T.borrow_hand(t)", 1.15),
+    ("b", "the same, float32[2, 3, 4, 5]", "T.borrow_dlpackpp(t4)", "T.borrow_hand(t4)", 1.15),
+    ("b", "split: view_from_object(exchange_api_of(t), ...), the validated view without try_borrow's "
+     "dispatch", "T.borrow_view_from_object(t)", "T.borrow_hand(t)", None),
+    ("e", "export into torch, wrap() of 8 float64: to_object(exchange_api_of(t), ...) vs "
+     "managed_tensor_to_py_object_no_sync", "T.export_dlpackpp(t)", "T.export_hand(t)", None),
+    ("e", "the same, to_object with the table kept in a static", "T.export_dlpackpp_static(t)",
+     "T.export_hand(t)", None),
+    ("e", "both by hand: wrap()'s export block vs a malloc'd block filled by hand", "T.export_hand(t)",
+     "T.export_hand_c(t)", None),
+    ("ctx", "PyTorch's own t.numel() from Python, for scale", "t.numel()", None, None),
+    ("ctx", "PyTorch's own torch.from_dlpack(t), for scale", "torch.from_dlpack(t)", None, None),
+]
+
+
+def torch2_main(args):
+    try:
+        import torch
+    except ImportError:
+        print("torch2 suite skipped: %s cannot import torch (pip install torch in the venv)" % sys.executable)
+        return 0
+    if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        print("torch2 suite skipped: PyTorch %s has no __dlpack_c_exchange_api__ (PyTorch 2.x with the "
+              "DLPack exchange API needed)" % torch.__version__)
+        return 0
+    import bench_torch2 as T
+    env = {"T": T, "torch": torch, "t": torch.arange(8, dtype=torch.float64),
+           "t4": torch.zeros(2, 3, 4, 5, dtype=torch.float32)}
+    info = T.table_info(env["t"])
+    for _, what, sd, sh, _ in TORCH2:  # the same answer on both sides before timing
+        if sh is None:
+            continue
+        d, h = eval(sd, env), eval(sh, env)
+        if isinstance(d, torch.Tensor):
+            d, h = (d.dtype, d.tolist()), (h.dtype, h.tolist())
+        if d != h:
+            raise SystemExit("bench.py: %r and %r disagree (%s)" % (sd, sh, what))
+    cases = [(section, what, sd, sh) for section, what, sd, sh, _ in TORCH2]
+    if args.count_mallocs:
+        return count_mallocs(args, cases, env, columns=("dlpackpp", "by hand"))
+    stmts = sorted({s for c in cases for s in c[2:] if s is not None})
+    med, worst = time_statements(stmts, env, args)
+    floor = med["T.noop(t)"]
+    print("torch2 suite: Python %s (%s), PyTorch %s (exchange table %d.%d), NumPy %s, %s, %s; median of %d "
+          "runs, ns of thread CPU time per call" % (
+              platform.python_version(), "a venv" if sys.prefix != sys.base_prefix else sys.executable,
+              torch.__version__, info["version"][0],
+              info["version"][1], np.__version__, args.compiler, platform.machine(), args.runs))
+    print()
+    print("| | case | dlpackpp | by hand | dlpackpp / by hand | net of the floor: dlpackpp | by hand | ratio "
+          "| target |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for section, what, sd, sh, target in TORCH2:
+        d = med[sd]
+        if sh is None:
+            net = "%.0f" % (d - floor) if section not in ("-", "ctx") else ""
+            print("| %s | %s | %.0f | | | %s | | | |" % (section, what, d, net))
+            continue
+        h = med[sh]
+        nd, nh = d - floor, h - floor
+        print("| %s | %s | %.0f | %.0f | %.2f | %.0f | %.0f | %s | %s |" % (
+            section, what, d, h, d / h, nd, nh, "%.2f" % (nd / nh) if nh > 0 else "-",
+            "<= %.2f" % target if target else ""))
+    print()
+    print("widest min-max spread over the runs: %.0f%% of the median" % (100 * worst))
+    return 0
+
+
 def time_statements(stmts, env, args):
     """Median ns per call of each statement, the statements interleaved run by run."""
     numbers = {s: max(1000, int(args.target_s * 1e9 / max(per_call_ns(s, env, 2000), 1.0))) for s in stmts}
@@ -187,7 +265,7 @@ def per_call_ns(stmt, env, number):
     return timeit.Timer(stmt, timer=time.thread_time, globals=env).timeit(number) / number * 1e9
 
 
-def count_mallocs(args, cases, env):
+def count_mallocs(args, cases, env, columns=("dlpackpp", "nanobind")):
     import ctypes
     try:
         counter = ctypes.CDLL(None).bench_malloc_count
@@ -206,7 +284,7 @@ def count_mallocs(args, cases, env):
     print("%s suite: C heap calls (malloc, calloc, realloc, aligned) per call, mean of %d calls;"
           " Python's own small-object allocator is not counted" % (args.suite, calls))
     print()
-    print("| | case | dlpackpp | nanobind |")
+    print("| | case | %s | %s |" % columns)
     print("|---|---|---:|---:|")
     for section, what, sd, sn in cases:
         print("| %s | %s | %.2f | %s |" % (section, what, per_call(sd), "" if sn is None else "%.2f" % per_call(sn)))
@@ -217,7 +295,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=31, help="timed runs per statement (median reported)")
     ap.add_argument("--target-s", type=float, default=0.02, help="seconds per timed run, per statement")
-    ap.add_argument("--suite", choices=sorted(SUITES) + ["bindings"], default="pypi")
+    ap.add_argument("--suite", choices=sorted(SUITES) + ["bindings", "torch2"], default="pypi")
     ap.add_argument("--compiler", default="?", help="for the header line only")
     ap.add_argument("--nanobind-version", default=NANOBIND_VERSION, help="for the header line only")
     ap.add_argument("--count-mallocs", action="store_true",
@@ -226,6 +304,8 @@ def main():
 
     if args.suite == "bindings":
         return bindings_main(args)
+    if args.suite == "torch2":
+        return torch2_main(args)
     cases = SUITES[args.suite]
     env = environment(args.suite)
     stmts = sorted({s for c in cases for s in c[2:] if s is not None})

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Builds bench_dlpackpp, bench_nanobind and the binding-caster modules the same way against
-# one Python and times them side by side (see README.md). Usage: benchmarks/python_compare/run.sh [bench.py options]
+# Builds bench_dlpackpp, bench_nanobind, bench_torch2 and the binding-caster modules the same
+# way against one Python and times them side by side (see README.md). Usage: benchmarks/python_compare/run.sh [bench.py options]
 #   PYTHON     the interpreter to build and run with (default: the system python3 in
 #              /usr/bin where it exists, else python3 on PATH); it needs its development
 #              headers (python3-dev) and the venv module (python3-venv).
@@ -45,6 +45,14 @@ if [ -f "$build/cmake/libcount_malloc.so" ]; then preload="$build/cmake/libcount
 if ls "$build/cmake/modules"/bench_pybind11.* >/dev/null 2>&1; then
   echo
   "$venv_python" "$here/bench.py" --suite bindings --compiler "$compiler" --nanobind-version "$nb_version" "$@"
+fi
+# The PyTorch 2.x rows (dlpackpp against the raw exchange-table calls by hand) in the venv, where
+# it has a PyTorch whose tensors carry the exchange table (bench.py says why it skips otherwise).
+echo
+"$venv_python" "$here/bench.py" --suite torch2 --compiler "$compiler" "$@"
+if [ -n "$preload" ] && "$venv_python" -c 'import torch; torch.Tensor.__dlpack_c_exchange_api__' 2>/dev/null; then
+  echo
+  LD_PRELOAD="$preload" "$venv_python" "$here/bench.py" --suite torch2 --count-mallocs
 fi
 for entry in $suites; do
   suite=${entry%%:*}
