@@ -58,7 +58,9 @@ M* make_counted(Counter& deletes, const Layout& layout = {}) {
   // Padded size is the larger one; one spare word keeps data non-NULL for empty tensors, and
   // the values and the byte offset get room of their own.
   const auto bytes = static_cast<std::size_t>(layout.dtype.storage_bytes(numel, true));
-  const std::size_t words = (bytes + layout.byte_offset + layout.values.size() * sizeof(float)) / 8;
+  const std::size_t words = (bytes + static_cast<std::size_t>(layout.byte_offset) +
+                             layout.values.size() * sizeof(float)) /
+                            8;
   made->storage.assign(words + 1, 0);
   if (!layout.values.empty()) {
     std::memcpy(made->storage.data(), layout.values.data(), layout.values.size() * sizeof(float));
