@@ -13,21 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 
-python=${PYTHON:-}
-if [ -z "$python" ]; then
-  if [ -x /usr/bin/python3 ]; then python=/usr/bin/python3; else python=python3; fi
-fi
-venv=build/python-venv
+source .ci/venv.sh
 build=build/bindings-venv
 
 echo "=== bindings leg: $("$python" --version) from $python ==="
-if [ ! -x "$venv/bin/python" ]; then
-  "$python" -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install --disable-pip-version-check --quiet \
-  -r tests/python/requirements.txt -r tests/bindings/requirements.txt
-"$venv/bin/python" -m pip list --disable-pip-version-check 2>/dev/null |
-  grep -iE '^(numpy|jax|torch|pybind11|nanobind) ' || true
+test_venv tests/python/requirements.txt tests/bindings/requirements.txt
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DDLPACKPP_BUILD_EXAMPLES=ON \
   -DDLPACKPP_SANITIZE="${DLPACKPP_BINDINGS_SANITIZE:-ON}" \

@@ -22,10 +22,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 start=$SECONDS
 
-python=${PYTHON:-}
-if [ -z "$python" ]; then
-  if [ -x /usr/bin/python3 ]; then python=/usr/bin/python3; else python=python3; fi
-fi
+source .ci/venv.sh
 conan_spec=${CONAN_SPEC:-conan==2.34.0}
 pip_flags=(--disable-pip-version-check --quiet)
 export PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1
