@@ -17,6 +17,8 @@ using PythonError = pybind11::error_already_set;  // throws the pending Python e
 
 #include <dlpackpp/dlpackpp.hpp>
 
+#include "first_of.hpp"
+
 #include <cstdint>
 #include <vector>
 
@@ -33,16 +35,7 @@ using dlpackpp::TensorView;
   throw PythonError();
 }
 
-// float64, 1-d, contiguous (what nb::ndarray<const double, ndim<1>, c_contig> checks), element 0.
-Result<double> first_of(const TensorView& v) {
-  if (v.dtype() != DataType::float64() || v.ndim() != 1 || !v.is_contiguous()) {
-    return dlpackpp::Error(dlpackpp::Errc::invalid_argument, "expected float64, 1-d, contiguous");
-  }
-  if (v.numel() == 0) return 0.0;
-  Result<const double*> p = v.try_data<const double>();
-  if (!p) return p.error();
-  return (*p)[0];
-}
+using bench::first_of;
 
 dlpackpp::ManagedTensor zeros(std::int64_t n) {
   return dlpackpp::from_vector(std::vector<double>(static_cast<std::size_t>(n)), {n});

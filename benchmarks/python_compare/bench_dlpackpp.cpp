@@ -5,6 +5,8 @@
 // as little as possible beyond the conversion, so the conversion dominates the call.
 #include <dlpackpp/python.hpp>
 
+#include "first_of.hpp"
+
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -51,21 +53,11 @@ Result<double> first_of(const TensorView& v) {
   return (*p)[0];
 }
 
-// The same checks written as plain comparisons, to see what the require_ chain costs.
-Result<double> first_of_plain(const TensorView& v) {
-  if (v.dtype() != DataType::float64() || v.ndim() != 1 || !v.is_contiguous()) {
-    return dlpackpp::Error(dlpackpp::Errc::invalid_argument, "expected float64, 1-d, contiguous");
-  }
-  if (v.numel() == 0) return 0.0;
-  Result<const double*> p = v.try_data<const double>();
-  if (!p) return p.error();
-  return (*p)[0];
-}
-
 PyObject* first_f64_plain(PyObject*, PyObject* obj) {
   Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
   if (!t) return fail(t.error());
-  Result<double> x = first_of_plain(t->view());
+  // The checks as plain comparisons (first_of.hpp), to see what the require_ chain costs.
+  Result<double> x = bench::first_of(t->view());
   if (!x) return fail(x.error());
   return PyFloat_FromDouble(*x);
 }
