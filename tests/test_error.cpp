@@ -195,6 +195,45 @@ TEST(Result, CopyabilityFollowsTheValueType) {
   EXPECT_TRUE(std::is_nothrow_move_assignable<MoveOnly>::value);
 }
 
+// Counts how a value reached the Result: a large value (a TensorView) costs what it copies.
+struct Traced {
+  int copies = 0;
+  int moves = 0;
+  Traced() = default;
+  Traced(const Traced& other) : copies(other.copies + 1), moves(other.moves) {}
+  Traced(Traced&& other) noexcept : copies(other.copies), moves(other.moves + 1) {}
+  Traced& operator=(const Traced&) = default;
+  Traced& operator=(Traced&&) = default;
+  ~Traced() = default;
+};
+
+TEST(Result, ValueEntersWithOneCopyOrOneMove) {
+  const Traced lvalue;
+  const Result<Traced> copied = lvalue;
+  EXPECT_EQ(copied->copies, 1);
+  EXPECT_EQ(copied->moves, 0);
+  Result<Traced> moved = Traced();
+  EXPECT_EQ(moved->copies, 0);
+  EXPECT_EQ(moved->moves, 1);
+  // Only a copyable T takes a const T&: a move-only one must be moved in.
+  EXPECT_TRUE((std::is_constructible<Result<std::string>, const std::string&>::value));
+  EXPECT_FALSE(
+      (std::is_constructible<Result<std::unique_ptr<int>>, const std::unique_ptr<int>&>::value));
+  EXPECT_TRUE((std::is_constructible<Result<std::unique_ptr<int>>, std::unique_ptr<int>&&>::value));
+  // A conversion still works (int to double; a literal to std::string, directly initialized).
+  const Result<double> converted = 3;
+  EXPECT_EQ(*converted, 3.0);
+  const Result<std::string> text("abc");
+  EXPECT_EQ(*text, "abc");
+}
+
+TEST(Result, BuildWithMakesTheValueInPlace) {
+  const Result<Traced> built(dlpackpp::detail::BuildWith{}, [] { return Traced(); });
+  ASSERT_TRUE(built.has_value());
+  EXPECT_EQ(built->copies, 0);
+  EXPECT_EQ(built->moves, 0);
+}
+
 TEST(ResultVoid, DefaultIsSuccess) {
   const Result<void> r;
   EXPECT_TRUE(r.has_value());

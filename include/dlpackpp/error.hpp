@@ -167,22 +167,26 @@ Error make_error(Errc code, const Parts&... parts) {
 }  // namespace detail
 
 namespace detail {
-// Never constructed: stands in for `const Result&` when T cannot be copied, so that Result has
-// no copy operations (the user-declared moves delete the implicit ones) and
-// std::is_copy_constructible tells the truth.
+// Never constructed: stands in for `const Result&` (or `const T&`) when T cannot be copied, so
+// that Result has no copy operations (the user-declared moves delete the implicit ones), takes
+// no `const T&`, and std::is_copy_constructible and std::is_constructible tell the truth.
+template <int Which>
 struct NotCopyable {
   NotCopyable() = delete;
 };
+// Tags Result's constructor that builds the value from what a callable returns: the prvalue is
+// made straight in place (C++17 elision), so a large value is never copied or moved into it.
+struct BuildWith {};
 // Picks the copy operations' parameter without std::conditional_t.
 template <bool Copyable>
 struct CopySource {
-  template <class R>
+  template <class R, int Which>
   using type = const R&;
 };
 template <>
 struct CopySource<false> {
-  template <class R>
-  using type = const NotCopyable&;
+  template <class R, int Which>
+  using type = const NotCopyable<Which>&;
 };
 }  // namespace detail
 
@@ -196,9 +200,12 @@ struct CopySource<false> {
 #define DLPACKPP_DETAIL_IS_COPYABLE(T) __is_constructible(T, const T&)
 // NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T) __is_nothrow_constructible(T, T &&)
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
+#define DLPACKPP_DETAIL_IS_NOTHROW_COPYABLE(T) __is_nothrow_constructible(T, const T&)
 #else
 #define DLPACKPP_DETAIL_IS_COPYABLE(T) std::is_copy_constructible<T>::value
 #define DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T) std::is_nothrow_move_constructible<T>::value
+#define DLPACKPP_DETAIL_IS_NOTHROW_COPYABLE(T) std::is_nothrow_copy_constructible<T>::value
 #endif
 
 /// Either a T or the Error that prevented it: the non-throwing face of every checked call.
@@ -206,19 +213,32 @@ template <class T>
 class [[nodiscard]] Result {
   static_assert(!std::is_reference<T>::value, "Result<T&> is not supported");
   using copy_source =
-      typename detail::CopySource<DLPACKPP_DETAIL_IS_COPYABLE(T)>::template type<Result>;
+      typename detail::CopySource<DLPACKPP_DETAIL_IS_COPYABLE(T)>::template type<Result, 0>;
+  using value_source =
+      typename detail::CopySource<DLPACKPP_DETAIL_IS_COPYABLE(T)>::template type<T, 1>;
 
  public:
   /// The value type.
   using value_type = T;
 
-  /// A success holding `value`.
-  Result(T value) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) : ok_(true) {
+  /// A success holding a copy of `value` (one copy, straight into place; only where T is
+  /// copyable).
+  Result(value_source value) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_COPYABLE(T)) : ok_(true) {
+    ::new (static_cast<void*>(&value_)) T(value);
+  }
+  /// A success holding `value`, moved straight into place.
+  Result(T&& value) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) : ok_(true) {
     ::new (static_cast<void*>(&value_)) T(std::move(value));
   }
   /// A failure holding `error`.
   Result(Error error) noexcept : ok_(false) {
     ::new (static_cast<void*>(&error_)) Error(std::move(error));
+  }
+  /// A success holding the T that `make()` returns, made in place (for the library's hot
+  /// paths: a view returned this way is built once, never copied into the Result).
+  template <class Make>
+  Result(detail::BuildWith, Make&& make) noexcept(noexcept(make())) : ok_(true) {
+    ::new (static_cast<void*>(&value_)) T(make());
   }
   /// A copy of `other`'s value or error (only where T is copyable).
   Result(copy_source other) : ok_(other.ok_) { construct_from(other); }
@@ -316,6 +336,7 @@ class [[nodiscard]] Result {
 };
 #undef DLPACKPP_DETAIL_IS_COPYABLE
 #undef DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE
+#undef DLPACKPP_DETAIL_IS_NOTHROW_COPYABLE
 
 /// Success or the Error that prevented it, for checks that produce nothing.
 template <>

@@ -244,23 +244,32 @@ inline Result<ManagedTensor> managed_from_object(const DLPackExchangeAPI* api, v
   return ManagedTensor::try_adopt(out, options);
 }
 
+namespace detail {
+// dltensor_from_py_object_no_sync into `storage`, after the table and argument checks: the
+// borrow itself, for view_from_object() and for callers that view `storage` in place.
+DLPACKPP_FORCE_INLINE Result<void> borrow_into(const DLPackExchangeAPI* api, void* py_object,
+                                               DLTensor& storage) {
+  constexpr const char* function = "dltensor_from_py_object_no_sync";
+  if (DLPACKPP_UNLIKELY(!has_entry(api, &DLPackExchangeAPI::dltensor_from_py_object_no_sync))) {
+    return entry_error(api, function);
+  }
+  if (DLPACKPP_UNLIKELY(py_object == nullptr)) return exchange_null_argument(function, "py_object");
+  const int rc = api->dltensor_from_py_object_no_sync(py_object, &storage);
+  if (DLPACKPP_UNLIKELY(rc != 0)) return exchange_producer_failed(function, rc);
+  return {};
+}
+}  // namespace detail
+
 /// Borrows `py_object` through dltensor_from_py_object_no_sync into `storage`, then validates
-/// it: no allocation and no ownership. The view (and `storage`) is valid only while
-/// `py_object` lives and the caller holds the GIL. A DLTensor carries no flags: pass
+/// it: no allocation and no ownership. The view keeps its own copy of `storage` (shape and
+/// strides stay the producer's), so it is valid while `py_object` lives and the caller holds
+/// the GIL. A DLTensor carries no flags: pass
 /// flag::read_only in `options.flags` where the object may be read-only. Errc::null_pointer
 /// when the table lacks this optional entry (fall back to managed_from_object()).
 inline Result<TensorView> view_from_object(const DLPackExchangeAPI* api, void* py_object,
                                            DLTensor& storage, const ValidateOptions& options = {}) {
-  constexpr const char* function = "dltensor_from_py_object_no_sync";
-  if (DLPACKPP_UNLIKELY(
-          !detail::has_entry(api, &DLPackExchangeAPI::dltensor_from_py_object_no_sync))) {
-    return detail::entry_error(api, function);
-  }
-  if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
-    return detail::exchange_null_argument(function, "py_object");
-  }
-  const int rc = api->dltensor_from_py_object_no_sync(py_object, &storage);
-  if (DLPACKPP_UNLIKELY(rc != 0)) return detail::exchange_producer_failed(function, rc);
+  Result<void> borrowed = detail::borrow_into(api, py_object, storage);
+  if (DLPACKPP_UNLIKELY(!borrowed)) return borrowed.error();
   return TensorView::try_from(storage, options);
 }
 

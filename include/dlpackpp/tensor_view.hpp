@@ -29,6 +29,11 @@ DLPACKPP_BEGIN_NAMESPACE
 
 template <class DLManaged>
 class BasicManagedTensor;
+class TensorView;
+namespace detail {
+DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
+                                                       const ValidateOptions& options);
+}  // namespace detail
 
 /// A borrowed view of a tensor: like std::string_view, cheap to copy and valid only while
 /// the viewed memory (and, for a view of a DLTensor, its shape and strides arrays) live.
@@ -50,13 +55,7 @@ class TensorView {
 
   /// Non-throwing TensorView(const DLTensor&, options).
   static Result<TensorView> try_from(const DLTensor& tensor, const ValidateOptions& options = {}) {
-    detail::TensorFacts facts;
-    Result<void> ok = detail::inspect(tensor, options, facts);
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    TensorView v(options.flags);
-    v.storage_.view_copy_of(tensor);
-    v.facts_ = facts;
-    return v;
+    return checked(tensor, options, false);
   }
   /// Non-throwing TensorView(data, dtype, shape, strides, device, byte_offset).
   static Result<TensorView> try_from(void* data, DataType dtype, IntSpan shape,
@@ -147,13 +146,15 @@ class TensorView {
 
   /// Errc::dtype_mismatch unless dtype() == expected.
   const TensorView& require_dtype(DataType expected) const& {
-    return self_or_throw(dtype_problem(expected));
+    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
   }
   /// As above; a temporary view is returned by value so a kept reference cannot dangle.
-  TensorView require_dtype(DataType expected) && { return self_or_throw(dtype_problem(expected)); }
+  TensorView require_dtype(DataType expected) && {
+    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
+  }
   /// Non-throwing require_dtype().
-  Result<TensorView> try_require_dtype(DataType expected) const {
-    return self_or_error(dtype_problem(expected));
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype(DataType expected) const {
+    return self_or_error(dtype() == expected, [&] { return mismatch(expected); });
   }
   /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
   template <class T>
@@ -167,52 +168,70 @@ class TensorView {
   }
   /// Non-throwing require_dtype<T>().
   template <class T>
-  Result<TensorView> try_require_dtype() const {
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype() const {
     return try_require_dtype(dtype_of<T>);
   }
   /// Errc::rank_mismatch unless ndim() == expected.
   const TensorView& require_ndim(int expected) const& {
-    return self_or_throw(ndim_problem(expected));
+    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
   }
   /// As above, for a temporary view.
-  TensorView require_ndim(int expected) && { return self_or_throw(ndim_problem(expected)); }
+  TensorView require_ndim(int expected) && {
+    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
+  }
   /// Non-throwing require_ndim().
-  Result<TensorView> try_require_ndim(int expected) const {
-    return self_or_error(ndim_problem(expected));
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_ndim(int expected) const {
+    return self_or_error(ndim() == expected, [&] { return mismatch(expected); });
   }
   /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
   /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
   const TensorView& require_shape(IntSpan expected) const& {
-    return self_or_throw(shape_problem(expected));
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
   }
   /// As above, for a temporary view.
-  TensorView require_shape(IntSpan expected) && { return self_or_throw(shape_problem(expected)); }
+  TensorView require_shape(IntSpan expected) && {
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
+  }
   /// Non-throwing require_shape().
-  Result<TensorView> try_require_shape(IntSpan expected) const {
-    return self_or_error(shape_problem(expected));
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_shape(IntSpan expected) const {
+    return self_or_error(shape_fits(expected), [&] { return shape_error(expected); });
   }
   /// Errc::device_mismatch unless device() == expected.
   const TensorView& require_device(Device expected) const& {
-    return self_or_throw(device_problem(expected));
+    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
   }
   /// As above, for a temporary view.
-  TensorView require_device(Device expected) && { return self_or_throw(device_problem(expected)); }
+  TensorView require_device(Device expected) && {
+    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
+  }
   /// Non-throwing require_device().
-  Result<TensorView> try_require_device(Device expected) const {
-    return self_or_error(device_problem(expected));
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_device(Device expected) const {
+    return self_or_error(device() == expected, [&] { return mismatch(expected); });
   }
   /// Errc::not_contiguous unless is_contiguous().
-  const TensorView& require_contiguous() const& { return self_or_throw(contiguous_problem()); }
+  const TensorView& require_contiguous() const& {
+    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
   /// As above, for a temporary view.
-  TensorView require_contiguous() && { return self_or_throw(contiguous_problem()); }
+  TensorView require_contiguous() && {
+    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
   /// Non-throwing require_contiguous().
-  Result<TensorView> try_require_contiguous() const { return self_or_error(contiguous_problem()); }
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
+    return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
   /// Errc::read_only when the producer forbade writes.
-  const TensorView& require_writable() const& { return self_or_throw(writable_problem()); }
+  const TensorView& require_writable() const& {
+    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+  }
   /// As above, for a temporary view.
-  TensorView require_writable() && { return self_or_throw(writable_problem()); }
+  TensorView require_writable() && {
+    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+  }
   /// Non-throwing require_writable().
-  Result<TensorView> try_require_writable() const { return self_or_error(writable_problem()); }
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
+    return self_or_error(!read_only(), [] { return detail::read_only_error(); });
+  }
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
@@ -266,6 +285,26 @@ class TensorView {
  private:
   template <class DLManaged>
   friend class BasicManagedTensor;
+  friend Result<TensorView> detail::view_in_place(const DLTensor&, const ValidateOptions&);
+
+  // Validates `t`, then views it in place (`t` outlives the view) or a copy of it; the view is
+  // made inside the Result, never copied into it.
+  DLPACKPP_FORCE_INLINE static Result<TensorView> checked(const DLTensor& t,
+                                                          const ValidateOptions& options,
+                                                          bool in_place) {
+    detail::TensorFacts facts;
+    Result<void> ok = detail::inspect(t, options, facts);
+    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+    return Result<TensorView>(detail::BuildWith{}, [&] {
+      TensorView v(options.flags, facts);
+      if (in_place) {
+        v.storage_.view_in_place(t);
+      } else {
+        v.storage_.view_copy_of(t);
+      }
+      return v;
+    });
+  }
 
   // A view reading a managed tensor's own DLTensor in place, which outlives the view.
   DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags) {
@@ -282,6 +321,8 @@ class TensorView {
     return v;
   }
   explicit TensorView(std::uint64_t flags) noexcept : flags_(flags) {}  // then storage_, facts_
+  TensorView(std::uint64_t flags, const detail::TensorFacts& facts) noexcept  // then storage_
+      : flags_(flags), facts_(facts) {}
 
   std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim()); }
   const std::int64_t* shape_data() const noexcept { return storage_.shape(); }
@@ -294,18 +335,22 @@ class TensorView {
     return values[i];
   }
 
-  // Each require_* is one *_problem() check, then self_or_throw() (this view, or the problem
-  // thrown) or self_or_error() (this view, or the problem as a Result).
-  const TensorView& self_or_throw(Result<void>&& problem) const& {
-    problem.value();
+  // Each require_* is one test; only a failing one builds its Error (`fail`, cold), which
+  // self_or_throw() throws and self_or_error() returns. No Result<void> stands between the
+  // test and the branch, so a passing check costs its comparison.
+  template <class Fail>
+  DLPACKPP_FORCE_INLINE const TensorView& self_or_throw(bool ok, Fail&& fail) const& {
+    if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
     return *this;
   }
-  TensorView self_or_throw(Result<void>&& problem) && {
-    problem.value();
+  template <class Fail>
+  DLPACKPP_FORCE_INLINE TensorView self_or_throw(bool ok, Fail&& fail) && {
+    if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
     return std::move(*this);
   }
-  Result<TensorView> self_or_error(Result<void>&& problem) const {
-    if (DLPACKPP_UNLIKELY(!problem)) return problem.error();
+  template <class Fail>
+  DLPACKPP_FORCE_INLINE Result<TensorView> self_or_error(bool ok, Fail&& fail) const {
+    if (DLPACKPP_UNLIKELY(!ok)) return fail();
     return *this;
   }
   // The mismatch errors take only the view's address and the expectation, so a passing
@@ -319,37 +364,31 @@ class TensorView {
   DLPACKPP_COLD Error mismatch(Device expected) const {
     return detail::device_error(device(), expected);
   }
-  Result<void> dtype_problem(DataType expected) const {
-    if (DLPACKPP_UNLIKELY(dtype() != expected)) return mismatch(expected);
-    return {};
+  DLPACKPP_COLD Error not_contiguous_error() const {
+    return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
+                              " is not row-major contiguous");
   }
-  Result<void> ndim_problem(int expected) const {
-    if (DLPACKPP_UNLIKELY(ndim() != expected)) return mismatch(expected);
-    return {};
+  // The shape rule is detail::shape_problem's; its error is made again only on failure.
+  bool shape_fits(IntSpan expected) const {
+    return detail::shape_problem(shape(), expected).has_value();
   }
-  Result<void> shape_problem(IntSpan expected) const {
-    return detail::shape_problem(shape(), expected);
-  }
-  Result<void> device_problem(Device expected) const {
-    if (DLPACKPP_UNLIKELY(device() != expected)) return mismatch(expected);
-    return {};
-  }
-  Result<void> contiguous_problem() const {
-    if (DLPACKPP_UNLIKELY(!facts_.contiguous)) {
-      return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
-                                " is not row-major contiguous");
-    }
-    return {};
-  }
-  Result<void> writable_problem() const {
-    if (DLPACKPP_UNLIKELY(read_only())) return detail::read_only_error();
-    return {};
+  DLPACKPP_COLD Error shape_error(IntSpan expected) const {
+    return detail::shape_problem(shape(), expected).error();
   }
 
   detail::ViewStorage storage_;
   std::uint64_t flags_;
   detail::TensorFacts facts_;
 };
+
+namespace detail {
+/// TensorView::try_from(tensor, options), reading `tensor` in place instead of a copy of it:
+/// for callers whose DLTensor outlives the view (an exchange-table borrow's storage).
+DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
+                                                       const ValidateOptions& options) {
+  return TensorView::checked(tensor, options, true);
+}
+}  // namespace detail
 
 inline DLTensor TensorView::to_dltensor() const& noexcept {
   DLTensor t = storage_.tensor();

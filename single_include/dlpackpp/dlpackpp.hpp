@@ -585,26 +585,33 @@ class SharedArray {
 #endif
   };
 
+  // The count is touched out of line (rare: errors and views above the inline rank), taking
+  // only the block: the object holding it never escapes, so a compiler can still forward and
+  // drop stores to a copy that dies unused (a checked view tested and discarded).
   void retain() const noexcept {
-    if (header_ == nullptr) return;
-#if defined(__GNUC__) || defined(__clang__)
-    __atomic_fetch_add(&header_->refs, 1, __ATOMIC_RELAXED);
-#else
-    header_->refs.fetch_add(1, std::memory_order_relaxed);
-#endif
+    if (header_ != nullptr) add_ref(header_);
   }
   void release() noexcept {
-    if (header_ == nullptr) return;
+    if (header_ != nullptr) drop_ref(header_);
+    header_ = nullptr;
+  }
+  DLPACKPP_COLD static void add_ref(Header* header) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
-    const long before = __atomic_fetch_sub(&header_->refs, 1, __ATOMIC_ACQ_REL);
+    __atomic_fetch_add(&header->refs, 1, __ATOMIC_RELAXED);
 #else
-    const long before = header_->refs.fetch_sub(1, std::memory_order_acq_rel);
+    header->refs.fetch_add(1, std::memory_order_relaxed);
+#endif
+  }
+  DLPACKPP_COLD static void drop_ref(Header* header) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    const long before = __atomic_fetch_sub(&header->refs, 1, __ATOMIC_ACQ_REL);
+#else
+    const long before = header->refs.fetch_sub(1, std::memory_order_acq_rel);
 #endif
     if (before == 1) {
-      header_->~Header();
-      ::operator delete(header_);
+      header->~Header();
+      ::operator delete(header);
     }
-    header_ = nullptr;
   }
 
   Header* header_ = nullptr;
@@ -880,22 +887,26 @@ Error make_error(Errc code, const Parts&... parts) {
 }  // namespace detail
 
 namespace detail {
-// Never constructed: stands in for `const Result&` when T cannot be copied, so that Result has
-// no copy operations (the user-declared moves delete the implicit ones) and
-// std::is_copy_constructible tells the truth.
+// Never constructed: stands in for `const Result&` (or `const T&`) when T cannot be copied, so
+// that Result has no copy operations (the user-declared moves delete the implicit ones), takes
+// no `const T&`, and std::is_copy_constructible and std::is_constructible tell the truth.
+template <int Which>
 struct NotCopyable {
   NotCopyable() = delete;
 };
+// Tags Result's constructor that builds the value from what a callable returns: the prvalue is
+// made straight in place (C++17 elision), so a large value is never copied or moved into it.
+struct BuildWith {};
 // Picks the copy operations' parameter without std::conditional_t.
 template <bool Copyable>
 struct CopySource {
-  template <class R>
+  template <class R, int Which>
   using type = const R&;
 };
 template <>
 struct CopySource<false> {
-  template <class R>
-  using type = const NotCopyable&;
+  template <class R, int Which>
+  using type = const NotCopyable<Which>&;
 };
 }  // namespace detail
 
@@ -909,9 +920,12 @@ struct CopySource<false> {
 #define DLPACKPP_DETAIL_IS_COPYABLE(T) __is_constructible(T, const T&)
 // NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T) __is_nothrow_constructible(T, T &&)
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
+#define DLPACKPP_DETAIL_IS_NOTHROW_COPYABLE(T) __is_nothrow_constructible(T, const T&)
 #else
 #define DLPACKPP_DETAIL_IS_COPYABLE(T) std::is_copy_constructible<T>::value
 #define DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T) std::is_nothrow_move_constructible<T>::value
+#define DLPACKPP_DETAIL_IS_NOTHROW_COPYABLE(T) std::is_nothrow_copy_constructible<T>::value
 #endif
 
 /// Either a T or the Error that prevented it: the non-throwing face of every checked call.
@@ -919,19 +933,32 @@ template <class T>
 class [[nodiscard]] Result {
   static_assert(!std::is_reference<T>::value, "Result<T&> is not supported");
   using copy_source =
-      typename detail::CopySource<DLPACKPP_DETAIL_IS_COPYABLE(T)>::template type<Result>;
+      typename detail::CopySource<DLPACKPP_DETAIL_IS_COPYABLE(T)>::template type<Result, 0>;
+  using value_source =
+      typename detail::CopySource<DLPACKPP_DETAIL_IS_COPYABLE(T)>::template type<T, 1>;
 
  public:
   /// The value type.
   using value_type = T;
 
-  /// A success holding `value`.
-  Result(T value) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) : ok_(true) {
+  /// A success holding a copy of `value` (one copy, straight into place; only where T is
+  /// copyable).
+  Result(value_source value) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_COPYABLE(T)) : ok_(true) {
+    ::new (static_cast<void*>(&value_)) T(value);
+  }
+  /// A success holding `value`, moved straight into place.
+  Result(T&& value) noexcept(DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE(T)) : ok_(true) {
     ::new (static_cast<void*>(&value_)) T(std::move(value));
   }
   /// A failure holding `error`.
   Result(Error error) noexcept : ok_(false) {
     ::new (static_cast<void*>(&error_)) Error(std::move(error));
+  }
+  /// A success holding the T that `make()` returns, made in place (for the library's hot
+  /// paths: a view returned this way is built once, never copied into the Result).
+  template <class Make>
+  Result(detail::BuildWith, Make&& make) noexcept(noexcept(make())) : ok_(true) {
+    ::new (static_cast<void*>(&value_)) T(make());
   }
   /// A copy of `other`'s value or error (only where T is copyable).
   Result(copy_source other) : ok_(other.ok_) { construct_from(other); }
@@ -1029,6 +1056,7 @@ class [[nodiscard]] Result {
 };
 #undef DLPACKPP_DETAIL_IS_COPYABLE
 #undef DLPACKPP_DETAIL_IS_NOTHROW_MOVABLE
+#undef DLPACKPP_DETAIL_IS_NOTHROW_COPYABLE
 
 /// Success or the Error that prevented it, for checks that produce nothing.
 template <>
@@ -3403,6 +3431,11 @@ DLPACKPP_BEGIN_NAMESPACE
 
 template <class DLManaged>
 class BasicManagedTensor;
+class TensorView;
+namespace detail {
+DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
+                                                       const ValidateOptions& options);
+}  // namespace detail
 
 /// A borrowed view of a tensor: like std::string_view, cheap to copy and valid only while
 /// the viewed memory (and, for a view of a DLTensor, its shape and strides arrays) live.
@@ -3424,13 +3457,7 @@ class TensorView {
 
   /// Non-throwing TensorView(const DLTensor&, options).
   static Result<TensorView> try_from(const DLTensor& tensor, const ValidateOptions& options = {}) {
-    detail::TensorFacts facts;
-    Result<void> ok = detail::inspect(tensor, options, facts);
-    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
-    TensorView v(options.flags);
-    v.storage_.view_copy_of(tensor);
-    v.facts_ = facts;
-    return v;
+    return checked(tensor, options, false);
   }
   /// Non-throwing TensorView(data, dtype, shape, strides, device, byte_offset).
   static Result<TensorView> try_from(void* data, DataType dtype, IntSpan shape,
@@ -3521,13 +3548,15 @@ class TensorView {
 
   /// Errc::dtype_mismatch unless dtype() == expected.
   const TensorView& require_dtype(DataType expected) const& {
-    return self_or_throw(dtype_problem(expected));
+    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
   }
   /// As above; a temporary view is returned by value so a kept reference cannot dangle.
-  TensorView require_dtype(DataType expected) && { return self_or_throw(dtype_problem(expected)); }
+  TensorView require_dtype(DataType expected) && {
+    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
+  }
   /// Non-throwing require_dtype().
-  Result<TensorView> try_require_dtype(DataType expected) const {
-    return self_or_error(dtype_problem(expected));
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype(DataType expected) const {
+    return self_or_error(dtype() == expected, [&] { return mismatch(expected); });
   }
   /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
   template <class T>
@@ -3541,52 +3570,70 @@ class TensorView {
   }
   /// Non-throwing require_dtype<T>().
   template <class T>
-  Result<TensorView> try_require_dtype() const {
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype() const {
     return try_require_dtype(dtype_of<T>);
   }
   /// Errc::rank_mismatch unless ndim() == expected.
   const TensorView& require_ndim(int expected) const& {
-    return self_or_throw(ndim_problem(expected));
+    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
   }
   /// As above, for a temporary view.
-  TensorView require_ndim(int expected) && { return self_or_throw(ndim_problem(expected)); }
+  TensorView require_ndim(int expected) && {
+    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
+  }
   /// Non-throwing require_ndim().
-  Result<TensorView> try_require_ndim(int expected) const {
-    return self_or_error(ndim_problem(expected));
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_ndim(int expected) const {
+    return self_or_error(ndim() == expected, [&] { return mismatch(expected); });
   }
   /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
   /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
   const TensorView& require_shape(IntSpan expected) const& {
-    return self_or_throw(shape_problem(expected));
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
   }
   /// As above, for a temporary view.
-  TensorView require_shape(IntSpan expected) && { return self_or_throw(shape_problem(expected)); }
+  TensorView require_shape(IntSpan expected) && {
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
+  }
   /// Non-throwing require_shape().
-  Result<TensorView> try_require_shape(IntSpan expected) const {
-    return self_or_error(shape_problem(expected));
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_shape(IntSpan expected) const {
+    return self_or_error(shape_fits(expected), [&] { return shape_error(expected); });
   }
   /// Errc::device_mismatch unless device() == expected.
   const TensorView& require_device(Device expected) const& {
-    return self_or_throw(device_problem(expected));
+    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
   }
   /// As above, for a temporary view.
-  TensorView require_device(Device expected) && { return self_or_throw(device_problem(expected)); }
+  TensorView require_device(Device expected) && {
+    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
+  }
   /// Non-throwing require_device().
-  Result<TensorView> try_require_device(Device expected) const {
-    return self_or_error(device_problem(expected));
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_device(Device expected) const {
+    return self_or_error(device() == expected, [&] { return mismatch(expected); });
   }
   /// Errc::not_contiguous unless is_contiguous().
-  const TensorView& require_contiguous() const& { return self_or_throw(contiguous_problem()); }
+  const TensorView& require_contiguous() const& {
+    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
   /// As above, for a temporary view.
-  TensorView require_contiguous() && { return self_or_throw(contiguous_problem()); }
+  TensorView require_contiguous() && {
+    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
   /// Non-throwing require_contiguous().
-  Result<TensorView> try_require_contiguous() const { return self_or_error(contiguous_problem()); }
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
+    return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
   /// Errc::read_only when the producer forbade writes.
-  const TensorView& require_writable() const& { return self_or_throw(writable_problem()); }
+  const TensorView& require_writable() const& {
+    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+  }
   /// As above, for a temporary view.
-  TensorView require_writable() && { return self_or_throw(writable_problem()); }
+  TensorView require_writable() && {
+    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+  }
   /// Non-throwing require_writable().
-  Result<TensorView> try_require_writable() const { return self_or_error(writable_problem()); }
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
+    return self_or_error(!read_only(), [] { return detail::read_only_error(); });
+  }
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
@@ -3640,6 +3687,26 @@ class TensorView {
  private:
   template <class DLManaged>
   friend class BasicManagedTensor;
+  friend Result<TensorView> detail::view_in_place(const DLTensor&, const ValidateOptions&);
+
+  // Validates `t`, then views it in place (`t` outlives the view) or a copy of it; the view is
+  // made inside the Result, never copied into it.
+  DLPACKPP_FORCE_INLINE static Result<TensorView> checked(const DLTensor& t,
+                                                          const ValidateOptions& options,
+                                                          bool in_place) {
+    detail::TensorFacts facts;
+    Result<void> ok = detail::inspect(t, options, facts);
+    if (DLPACKPP_UNLIKELY(!ok)) return ok.error();
+    return Result<TensorView>(detail::BuildWith{}, [&] {
+      TensorView v(options.flags, facts);
+      if (in_place) {
+        v.storage_.view_in_place(t);
+      } else {
+        v.storage_.view_copy_of(t);
+      }
+      return v;
+    });
+  }
 
   // A view reading a managed tensor's own DLTensor in place, which outlives the view.
   DLPACKPP_FORCE_INLINE static TensorView of_managed(const DLTensor& t, std::uint64_t flags) {
@@ -3656,6 +3723,8 @@ class TensorView {
     return v;
   }
   explicit TensorView(std::uint64_t flags) noexcept : flags_(flags) {}  // then storage_, facts_
+  TensorView(std::uint64_t flags, const detail::TensorFacts& facts) noexcept  // then storage_
+      : flags_(flags), facts_(facts) {}
 
   std::size_t dims() const noexcept { return static_cast<std::size_t>(ndim()); }
   const std::int64_t* shape_data() const noexcept { return storage_.shape(); }
@@ -3668,18 +3737,22 @@ class TensorView {
     return values[i];
   }
 
-  // Each require_* is one *_problem() check, then self_or_throw() (this view, or the problem
-  // thrown) or self_or_error() (this view, or the problem as a Result).
-  const TensorView& self_or_throw(Result<void>&& problem) const& {
-    problem.value();
+  // Each require_* is one test; only a failing one builds its Error (`fail`, cold), which
+  // self_or_throw() throws and self_or_error() returns. No Result<void> stands between the
+  // test and the branch, so a passing check costs its comparison.
+  template <class Fail>
+  DLPACKPP_FORCE_INLINE const TensorView& self_or_throw(bool ok, Fail&& fail) const& {
+    if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
     return *this;
   }
-  TensorView self_or_throw(Result<void>&& problem) && {
-    problem.value();
+  template <class Fail>
+  DLPACKPP_FORCE_INLINE TensorView self_or_throw(bool ok, Fail&& fail) && {
+    if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
     return std::move(*this);
   }
-  Result<TensorView> self_or_error(Result<void>&& problem) const {
-    if (DLPACKPP_UNLIKELY(!problem)) return problem.error();
+  template <class Fail>
+  DLPACKPP_FORCE_INLINE Result<TensorView> self_or_error(bool ok, Fail&& fail) const {
+    if (DLPACKPP_UNLIKELY(!ok)) return fail();
     return *this;
   }
   // The mismatch errors take only the view's address and the expectation, so a passing
@@ -3693,37 +3766,31 @@ class TensorView {
   DLPACKPP_COLD Error mismatch(Device expected) const {
     return detail::device_error(device(), expected);
   }
-  Result<void> dtype_problem(DataType expected) const {
-    if (DLPACKPP_UNLIKELY(dtype() != expected)) return mismatch(expected);
-    return {};
+  DLPACKPP_COLD Error not_contiguous_error() const {
+    return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
+                              " is not row-major contiguous");
   }
-  Result<void> ndim_problem(int expected) const {
-    if (DLPACKPP_UNLIKELY(ndim() != expected)) return mismatch(expected);
-    return {};
+  // The shape rule is detail::shape_problem's; its error is made again only on failure.
+  bool shape_fits(IntSpan expected) const {
+    return detail::shape_problem(shape(), expected).has_value();
   }
-  Result<void> shape_problem(IntSpan expected) const {
-    return detail::shape_problem(shape(), expected);
-  }
-  Result<void> device_problem(Device expected) const {
-    if (DLPACKPP_UNLIKELY(device() != expected)) return mismatch(expected);
-    return {};
-  }
-  Result<void> contiguous_problem() const {
-    if (DLPACKPP_UNLIKELY(!facts_.contiguous)) {
-      return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
-                                " is not row-major contiguous");
-    }
-    return {};
-  }
-  Result<void> writable_problem() const {
-    if (DLPACKPP_UNLIKELY(read_only())) return detail::read_only_error();
-    return {};
+  DLPACKPP_COLD Error shape_error(IntSpan expected) const {
+    return detail::shape_problem(shape(), expected).error();
   }
 
   detail::ViewStorage storage_;
   std::uint64_t flags_;
   detail::TensorFacts facts_;
 };
+
+namespace detail {
+/// TensorView::try_from(tensor, options), reading `tensor` in place instead of a copy of it:
+/// for callers whose DLTensor outlives the view (an exchange-table borrow's storage).
+DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
+                                                       const ValidateOptions& options) {
+  return TensorView::checked(tensor, options, true);
+}
+}  // namespace detail
 
 inline DLTensor TensorView::to_dltensor() const& noexcept {
   DLTensor t = storage_.tensor();
@@ -5043,23 +5110,32 @@ inline Result<ManagedTensor> managed_from_object(const DLPackExchangeAPI* api, v
   return ManagedTensor::try_adopt(out, options);
 }
 
+namespace detail {
+// dltensor_from_py_object_no_sync into `storage`, after the table and argument checks: the
+// borrow itself, for view_from_object() and for callers that view `storage` in place.
+DLPACKPP_FORCE_INLINE Result<void> borrow_into(const DLPackExchangeAPI* api, void* py_object,
+                                               DLTensor& storage) {
+  constexpr const char* function = "dltensor_from_py_object_no_sync";
+  if (DLPACKPP_UNLIKELY(!has_entry(api, &DLPackExchangeAPI::dltensor_from_py_object_no_sync))) {
+    return entry_error(api, function);
+  }
+  if (DLPACKPP_UNLIKELY(py_object == nullptr)) return exchange_null_argument(function, "py_object");
+  const int rc = api->dltensor_from_py_object_no_sync(py_object, &storage);
+  if (DLPACKPP_UNLIKELY(rc != 0)) return exchange_producer_failed(function, rc);
+  return {};
+}
+}  // namespace detail
+
 /// Borrows `py_object` through dltensor_from_py_object_no_sync into `storage`, then validates
-/// it: no allocation and no ownership. The view (and `storage`) is valid only while
-/// `py_object` lives and the caller holds the GIL. A DLTensor carries no flags: pass
+/// it: no allocation and no ownership. The view keeps its own copy of `storage` (shape and
+/// strides stay the producer's), so it is valid while `py_object` lives and the caller holds
+/// the GIL. A DLTensor carries no flags: pass
 /// flag::read_only in `options.flags` where the object may be read-only. Errc::null_pointer
 /// when the table lacks this optional entry (fall back to managed_from_object()).
 inline Result<TensorView> view_from_object(const DLPackExchangeAPI* api, void* py_object,
                                            DLTensor& storage, const ValidateOptions& options = {}) {
-  constexpr const char* function = "dltensor_from_py_object_no_sync";
-  if (DLPACKPP_UNLIKELY(
-          !detail::has_entry(api, &DLPackExchangeAPI::dltensor_from_py_object_no_sync))) {
-    return detail::entry_error(api, function);
-  }
-  if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
-    return detail::exchange_null_argument(function, "py_object");
-  }
-  const int rc = api->dltensor_from_py_object_no_sync(py_object, &storage);
-  if (DLPACKPP_UNLIKELY(rc != 0)) return detail::exchange_producer_failed(function, rc);
+  Result<void> borrowed = detail::borrow_into(api, py_object, storage);
+  if (DLPACKPP_UNLIKELY(!borrowed)) return borrowed.error();
   return TensorView::try_from(storage, options);
 }
 

@@ -1002,6 +1002,27 @@ inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
   return nullptr;
 }
 
+// The slot the last lookup found: a module calling with one producer type again and again
+// (the common case) then skips the scan. Only a hint, checked against the slot's type, so it
+// is right for any interpreter's table and needs no room in the shared Internals.
+inline int& last_found_slot() noexcept {
+  static int slot = 0;
+  return slot;
+}
+
+/// `type`'s entry if it is cached, else NULL; never calls into Python.
+inline TypeEntry* cached_type(Internals& in, PyObject* type) noexcept {
+  int& hint = last_found_slot();
+  if (DLPACKPP_LIKELY(in.types[hint].type == type)) return &in.types[hint];
+  for (int i = 0; i < in.type_count; ++i) {
+    if (in.types[i].type == type) {
+      hint = i;
+      return &in.types[i];
+    }
+  }
+  return nullptr;
+}
+
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
   unsigned int tag = 0;
@@ -1021,19 +1042,14 @@ DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   in.types[slot] = TypeEntry{type, api, false, dlpack, tag};
   Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
   Py_XDECREF(evicted);
-  for (int i = 0; i < in.type_count; ++i) {
-    if (in.types[i].type == type) return &in.types[i];
-  }
-  return nullptr;  // unreachable unless the decref above re-entered and evicted it again
+  return cached_type(in, type);  // NULL only if the decrefs above re-entered and evicted it
 }
 
 /// What import knows about `type` (cached per type, strong reference). The pointer is valid
 /// until the next call into Python: read what you need at once.
 inline TypeEntry* find_type(Internals& in, PyObject* type) {
-  for (int i = 0; i < in.type_count; ++i) {
-    if (in.types[i].type == type) return &in.types[i];
-  }
-  return add_type(in, type);
+  TypeEntry* entry = cached_type(in, type);
+  return DLPACKPP_LIKELY(entry != nullptr) ? entry : add_type(in, type);
 }
 
 /// The entry of obj's type; NULL with a Python exception set on failure.
@@ -1056,9 +1072,7 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
   if (obj == nullptr) return nullptr;
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
   if (detail::Internals* in = detail::internals_if_cached()) {
-    for (int i = 0; i < in->type_count; ++i) {
-      if (in->types[i].type == type) return in->types[i].api;
-    }
+    if (const detail::TypeEntry* entry = detail::cached_type(*in, type)) return entry->api;
   }
   // Not cached yet: the lookup may call into Python, around whatever is pending.
   detail::PreserveError keep;
@@ -1575,16 +1589,13 @@ borrow_result_t<F> call_with_view(F& f, const TensorView& view) {
   }
 }
 
-// The view of a dlpackpp.Tensor: its flags (READ_ONLY) included, which a DLTensor lacks, and
-// the checks adoption would have made beyond the ones the tensor passed when it was made.
-inline Result<TensorView> own_view(const ImportedTensor& own, const ValidateOptions& options) {
-  if (options.require_strides || options.alignment != 0) {
-    ValidateOptions with_flags = options;
-    with_flags.flags = own.flags();
-    Result<void> ok = validate(own.get()->dl_tensor, with_flags);
-    if (!ok) return ok.error();
-  }
-  return own.view();
+// The checks adoption would have made on a dlpackpp.Tensor beyond the ones it passed when it
+// was made (its view carries its flags, READ_ONLY included, which a DLTensor lacks).
+inline Result<void> own_tensor_fits(const ImportedTensor& own, const ValidateOptions& options) {
+  if (DLPACKPP_LIKELY(!options.require_strides && options.alignment == 0)) return {};
+  ValidateOptions with_flags = options;
+  with_flags.flags = own.flags();
+  return validate(own.get()->dl_tensor, with_flags);
 }
 }  // namespace detail
 
@@ -1595,7 +1606,8 @@ inline Result<TensorView> own_view(const ImportedTensor& own, const ValidateOpti
 /// inside `f`; `obj` is kept alive until `f` returns, whatever `f` does with it (exports of a
 /// dlpackpp.Tensor share its tensor, so exporting it inside `f` is safe too).
 template <class F>
-detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
+DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f,
+                                                            const ImportOptions& options = {}) {
   if (DLPACKPP_UNLIKELY(obj == nullptr))
     return detail::make_error(Errc::null_pointer, "object is NULL");
   detail::Internals* in = detail::internals();
@@ -1603,9 +1615,9 @@ detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions&
     return detail::take_python_error("dlpackpp's interpreter state");
   const detail::ScopedRef keep_alive(obj);
   if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {
-    Result<TensorView> view = detail::own_view(*own, options.validate);
-    if (!view) return view.error();
-    return detail::call_with_view(f, *view);
+    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return detail::call_with_view(f, own->view());
   }
   detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
   if (DLPACKPP_UNLIKELY(entry == nullptr))
@@ -1614,11 +1626,13 @@ detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions&
   const DLPackExchangeAPI* api = entry->api;
   if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr &&
       detail::exchange_can_serve(options)) {
-    DLTensor storage;
-    Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, options.validate);
-    if (DLPACKPP_UNLIKELY(!view)) {
-      return detail::exchange_error(view.error(), obj, "dltensor_from_py_object_no_sync");
+    DLTensor storage;  // outlives the view, which reads it in place
+    Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, storage);
+    if (DLPACKPP_UNLIKELY(!borrowed)) {
+      return detail::exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
     }
+    Result<TensorView> view = ::dlpackpp::detail::view_in_place(storage, options.validate);
+    if (DLPACKPP_UNLIKELY(!view)) return view.error();
     return detail::call_with_view(f, *view);
   }
 #endif

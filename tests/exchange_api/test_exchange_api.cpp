@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -243,6 +244,22 @@ TEST_F(ExchangeApi, ViewFromObjectBorrows) {
   EXPECT_EQ(v->const_data(), object->values.data());
   EXPECT_EQ(storage.shape, object->shape.data());
   EXPECT_EQ(counters().deleters, 0);
+}
+
+// The view keeps its own copy of the borrowed DLTensor (bindings keep it past the storage).
+TEST_F(ExchangeApi, ViewFromObjectOutlivesItsStorage) {
+  auto object = mock::make_object();
+  std::optional<dlpackpp::TensorView> kept;
+  {
+    DLTensor storage{};
+    Result<dlpackpp::TensorView> v = dlpackpp::view_from_object(api, object.get(), storage);
+    ASSERT_TRUE(v) << v.error().what();
+    kept.emplace(*v);
+    storage = DLTensor{};  // scribbled over, then gone
+  }
+  EXPECT_EQ(kept->ndim(), 2);
+  EXPECT_EQ(kept->shape(1), 3);
+  EXPECT_EQ(kept->const_data(), object->values.data());
 }
 
 TEST_F(ExchangeApi, ViewFromObjectNormalizesNullStrides) {

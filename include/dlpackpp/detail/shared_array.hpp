@@ -62,26 +62,33 @@ class SharedArray {
 #endif
   };
 
+  // The count is touched out of line (rare: errors and views above the inline rank), taking
+  // only the block: the object holding it never escapes, so a compiler can still forward and
+  // drop stores to a copy that dies unused (a checked view tested and discarded).
   void retain() const noexcept {
-    if (header_ == nullptr) return;
-#if defined(__GNUC__) || defined(__clang__)
-    __atomic_fetch_add(&header_->refs, 1, __ATOMIC_RELAXED);
-#else
-    header_->refs.fetch_add(1, std::memory_order_relaxed);
-#endif
+    if (header_ != nullptr) add_ref(header_);
   }
   void release() noexcept {
-    if (header_ == nullptr) return;
+    if (header_ != nullptr) drop_ref(header_);
+    header_ = nullptr;
+  }
+  DLPACKPP_COLD static void add_ref(Header* header) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
-    const long before = __atomic_fetch_sub(&header_->refs, 1, __ATOMIC_ACQ_REL);
+    __atomic_fetch_add(&header->refs, 1, __ATOMIC_RELAXED);
 #else
-    const long before = header_->refs.fetch_sub(1, std::memory_order_acq_rel);
+    header->refs.fetch_add(1, std::memory_order_relaxed);
+#endif
+  }
+  DLPACKPP_COLD static void drop_ref(Header* header) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    const long before = __atomic_fetch_sub(&header->refs, 1, __ATOMIC_ACQ_REL);
+#else
+    const long before = header->refs.fetch_sub(1, std::memory_order_acq_rel);
 #endif
     if (before == 1) {
-      header_->~Header();
-      ::operator delete(header_);
+      header->~Header();
+      ::operator delete(header);
     }
-    header_ = nullptr;
   }
 
   Header* header_ = nullptr;

@@ -46,16 +46,13 @@ borrow_result_t<F> call_with_view(F& f, const TensorView& view) {
   }
 }
 
-// The view of a dlpackpp.Tensor: its flags (READ_ONLY) included, which a DLTensor lacks, and
-// the checks adoption would have made beyond the ones the tensor passed when it was made.
-inline Result<TensorView> own_view(const ImportedTensor& own, const ValidateOptions& options) {
-  if (options.require_strides || options.alignment != 0) {
-    ValidateOptions with_flags = options;
-    with_flags.flags = own.flags();
-    Result<void> ok = validate(own.get()->dl_tensor, with_flags);
-    if (!ok) return ok.error();
-  }
-  return own.view();
+// The checks adoption would have made on a dlpackpp.Tensor beyond the ones it passed when it
+// was made (its view carries its flags, READ_ONLY included, which a DLTensor lacks).
+inline Result<void> own_tensor_fits(const ImportedTensor& own, const ValidateOptions& options) {
+  if (DLPACKPP_LIKELY(!options.require_strides && options.alignment == 0)) return {};
+  ValidateOptions with_flags = options;
+  with_flags.flags = own.flags();
+  return validate(own.get()->dl_tensor, with_flags);
 }
 }  // namespace detail
 
@@ -66,7 +63,8 @@ inline Result<TensorView> own_view(const ImportedTensor& own, const ValidateOpti
 /// inside `f`; `obj` is kept alive until `f` returns, whatever `f` does with it (exports of a
 /// dlpackpp.Tensor share its tensor, so exporting it inside `f` is safe too).
 template <class F>
-detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
+DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f,
+                                                            const ImportOptions& options = {}) {
   if (DLPACKPP_UNLIKELY(obj == nullptr))
     return detail::make_error(Errc::null_pointer, "object is NULL");
   detail::Internals* in = detail::internals();
@@ -74,9 +72,9 @@ detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions&
     return detail::take_python_error("dlpackpp's interpreter state");
   const detail::ScopedRef keep_alive(obj);
   if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {
-    Result<TensorView> view = detail::own_view(*own, options.validate);
-    if (!view) return view.error();
-    return detail::call_with_view(f, *view);
+    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return detail::call_with_view(f, own->view());
   }
   detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
   if (DLPACKPP_UNLIKELY(entry == nullptr))
@@ -85,11 +83,13 @@ detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f, const ImportOptions&
   const DLPackExchangeAPI* api = entry->api;
   if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr &&
       detail::exchange_can_serve(options)) {
-    DLTensor storage;
-    Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, options.validate);
-    if (DLPACKPP_UNLIKELY(!view)) {
-      return detail::exchange_error(view.error(), obj, "dltensor_from_py_object_no_sync");
+    DLTensor storage;  // outlives the view, which reads it in place
+    Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, storage);
+    if (DLPACKPP_UNLIKELY(!borrowed)) {
+      return detail::exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
     }
+    Result<TensorView> view = ::dlpackpp::detail::view_in_place(storage, options.validate);
+    if (DLPACKPP_UNLIKELY(!view)) return view.error();
     return detail::call_with_view(f, *view);
   }
 #endif

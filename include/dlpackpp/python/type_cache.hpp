@@ -99,6 +99,27 @@ inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
   return nullptr;
 }
 
+// The slot the last lookup found: a module calling with one producer type again and again
+// (the common case) then skips the scan. Only a hint, checked against the slot's type, so it
+// is right for any interpreter's table and needs no room in the shared Internals.
+inline int& last_found_slot() noexcept {
+  static int slot = 0;
+  return slot;
+}
+
+/// `type`'s entry if it is cached, else NULL; never calls into Python.
+inline TypeEntry* cached_type(Internals& in, PyObject* type) noexcept {
+  int& hint = last_found_slot();
+  if (DLPACKPP_LIKELY(in.types[hint].type == type)) return &in.types[hint];
+  for (int i = 0; i < in.type_count; ++i) {
+    if (in.types[i].type == type) {
+      hint = i;
+      return &in.types[i];
+    }
+  }
+  return nullptr;
+}
+
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
   unsigned int tag = 0;
@@ -118,19 +139,14 @@ DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   in.types[slot] = TypeEntry{type, api, false, dlpack, tag};
   Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
   Py_XDECREF(evicted);
-  for (int i = 0; i < in.type_count; ++i) {
-    if (in.types[i].type == type) return &in.types[i];
-  }
-  return nullptr;  // unreachable unless the decref above re-entered and evicted it again
+  return cached_type(in, type);  // NULL only if the decrefs above re-entered and evicted it
 }
 
 /// What import knows about `type` (cached per type, strong reference). The pointer is valid
 /// until the next call into Python: read what you need at once.
 inline TypeEntry* find_type(Internals& in, PyObject* type) {
-  for (int i = 0; i < in.type_count; ++i) {
-    if (in.types[i].type == type) return &in.types[i];
-  }
-  return add_type(in, type);
+  TypeEntry* entry = cached_type(in, type);
+  return DLPACKPP_LIKELY(entry != nullptr) ? entry : add_type(in, type);
 }
 
 /// The entry of obj's type; NULL with a Python exception set on failure.
@@ -153,9 +169,7 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
   if (obj == nullptr) return nullptr;
   PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
   if (detail::Internals* in = detail::internals_if_cached()) {
-    for (int i = 0; i < in->type_count; ++i) {
-      if (in->types[i].type == type) return in->types[i].api;
-    }
+    if (const detail::TypeEntry* entry = detail::cached_type(*in, type)) return entry->api;
   }
   // Not cached yet: the lookup may call into Python, around whatever is pending.
   detail::PreserveError keep;
