@@ -1152,6 +1152,16 @@ inline Result<ImportedTensor> import_exchange(const DLPackExchangeAPI* api, PyOb
 // not NULL; a new reference or NULL with a Python exception set.
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
+#if DLPACKPP_PY_CACHE_DLPACK
+  // What nearly every import asks, max_version alone through the kept method, once its
+  // keyword tuple exists: nothing to build or release.
+  if (DLPACKPP_LIKELY(mask == kw_max_version && method != nullptr &&
+                      in.kwnames[kw_max_version] != nullptr)) {
+    PyObject* fast[3] = {nullptr, obj, in.max_version};
+    return PyObject_Vectorcall(method, fast + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                               in.kwnames[kw_max_version]);
+  }
+#endif
   // Arguments are borrowed by the call; only the ones made here are released after it.
   PyObject* storage[6] = {nullptr, obj, nullptr, nullptr, nullptr, nullptr};
   PyObject** args = storage + 1;  // storage[0] is the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
