@@ -163,7 +163,9 @@ class BasicManagedTensor {
       if (!owned) return owned.error();
       return with_view(*std::move(owned), facts);
     }
-    return with_view(adopt_unchecked(p), facts);
+    // Built inside the Result: the pair (a view among it) is never moved into it.
+    return Result<AdoptedTensor<DLManaged>>(detail::BuildWith{},
+                                            [&] { return with_view(adopt_unchecked(p), facts); });
   }
   /// Takes ownership of `p` without any check, for producers the caller trusts.
   static BasicManagedTensor adopt_unchecked(DLManaged* p) noexcept {
