@@ -70,6 +70,28 @@ TEST_F(Conversions, ToVersionedStampsTheHeadersVersionAndTheGivenFlags) {
   EXPECT_EQ(deletes, 1);
 }
 
+// A freed wrapper is kept for the next conversion (legacy imports in a loop then make no heap
+// call), and what the last tensor left in it never leaks into the next one.
+TEST_F(Conversions, AFreedWrapperIsReusedWithNothingOfTheLastTensorLeft) {
+  const DLManagedTensorVersioned* first = nullptr;
+  {
+    ManagedTensor out = dlpackpp::to_versioned(legacy(), flag::read_only | flag::is_copied);
+    first = out.get();
+  }
+  EXPECT_EQ(deletes, 1);
+  ManagedTensor again = dlpackpp::to_versioned(legacy(DataType::int16()));
+  EXPECT_EQ(again.get(), first);  // the same block
+  EXPECT_EQ(again.flags(), 0u);
+  EXPECT_EQ(again.dtype(), DataType::int16());
+  EXPECT_EQ(again.version().major, static_cast<std::uint32_t>(DLPACK_MAJOR_VERSION));
+  // Two alive at once: the second is a block of its own.
+  ManagedTensor other = dlpackpp::to_versioned(legacy());
+  EXPECT_NE(other.get(), again.get());
+  again.reset();
+  other.reset();
+  EXPECT_EQ(deletes, 3);
+}
+
 TEST_F(Conversions, ToVersionedRevalidatesUnderTheNewFlags) {
   // IS_SUBBYTE_TYPE_PADDED makes each int4 lane a byte: a shape whose packed size fits can
   // overflow padded. The conversion refuses it and leaves the legacy tensor owning.
