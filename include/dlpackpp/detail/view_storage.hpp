@@ -19,35 +19,34 @@ namespace detail {
 /// (a managed tensor's), otherwise a copy kept here, so a view of a temporary DLTensor stays
 /// valid. Values the view must keep itself (compact strides for NULL, copies for a view of
 /// raw parts) live inline up to DLPACKPP_VIEW_INLINE_NDIM dimensions, above it on a shared
-/// heap block. Copying re-points whatever pointed into the source at this storage.
+/// heap block. Copying re-points whatever pointed into the source at this storage; copying a
+/// view of a managed tensor (nothing kept) is three words and one test.
 class ViewStorage {
   static constexpr int inline_ndim = DLPACKPP_VIEW_INLINE_NDIM;
+  // What this storage keeps itself (bits of kept_): a copy of the tensor (tensor_ is &own_),
+  // the shape inline (own_.shape is inline_), the strides inline (strides_ is inline_ +
+  // inline_ndim), a heap block. A view of a managed tensor's DLTensor keeps none of them,
+  // so copying it is three words and one test.
+  enum : unsigned { kept_tensor = 1u, kept_shape = 2u, kept_strides = 4u, kept_heap = 8u };
 
  public:
   /// An empty storage, filled by view_in_place() or view_copy_of().
   ViewStorage() noexcept = default;
   /// Copies `other`, re-pointing what pointed into it.
-  ViewStorage(const ViewStorage& other) noexcept : heap_(other.heap_) { take(other); }
-  /// As the copy, taking the heap block instead of sharing it.
-  ViewStorage(ViewStorage&& other) noexcept
-      : heap_(static_cast<SharedArray<std::int64_t>&&>(other.heap_)) {
-    take(other);
-  }
+  DLPACKPP_FORCE_INLINE ViewStorage(const ViewStorage& other) noexcept { copy_from(other); }
+  /// As the copy (a heap block, rare, is shared rather than taken).
+  DLPACKPP_FORCE_INLINE ViewStorage(ViewStorage&& other) noexcept { copy_from(other); }
   /// Copies `other`, re-pointing what pointed into it.
   ViewStorage& operator=(const ViewStorage& other) noexcept {
     if (this != &other) {
-      heap_ = other.heap_;
-      take(other);
+      heap_ = SharedArray<std::int64_t>();
+      copy_from(other);
     }
     return *this;
   }
-  /// As the copy assignment, taking the heap block instead of sharing it.
+  /// As the copy assignment.
   ViewStorage& operator=(ViewStorage&& other) noexcept {
-    if (this != &other) {
-      heap_ = static_cast<SharedArray<std::int64_t>&&>(other.heap_);
-      take(other);
-    }
-    return *this;
+    return *this = static_cast<const ViewStorage&>(other);
   }
   ~ViewStorage() = default;
 
@@ -62,12 +61,14 @@ class ViewStorage {
       } else {
         write_compact_strides(t.shape, static_cast<int>(t.ndim), inline_ + inline_ndim);
         strides_ = inline_ + inline_ndim;
+        kept_ |= kept_strides;
       }
     }
   }
   /// Views a copy of `t` (its arrays must outlive this storage; `t` itself need not).
   DLPACKPP_FORCE_INLINE void view_copy_of(const DLTensor& t) {
     own_ = t;
+    kept_ = kept_tensor;
     view_in_place(own_);
   }
 
@@ -76,6 +77,7 @@ class ViewStorage {
   void copy_arrays() {
     own_ = *tensor_;
     tensor_ = &own_;
+    kept_ = (kept_ & kept_heap) | kept_tensor;
     const int ndim = static_cast<int>(own_.ndim);
     if (ndim == 0) return;
     const std::int64_t* shape = own_.shape;
@@ -87,6 +89,9 @@ class ViewStorage {
       capacity = static_cast<std::size_t>(ndim);
       heap = SharedArray<std::int64_t>(2 * capacity);
       out = heap.data();
+      kept_ |= kept_heap;
+    } else {
+      kept_ |= kept_shape | kept_strides;
     }
     // Strides first: inline strides are moved to where they already are.
     for (int d = 0; d < ndim; ++d) out[capacity + static_cast<std::size_t>(d)] = strides[d];
@@ -94,7 +99,7 @@ class ViewStorage {
     own_.shape = out;
     own_.strides = nullptr;  // strides() has them; nothing here points at another view's copy
     strides_ = out + capacity;
-    heap_ = static_cast<SharedArray<std::int64_t>&&>(heap);
+    if (ndim > inline_ndim) heap_ = static_cast<SharedArray<std::int64_t>&&>(heap);
   }
 
   /// The viewed tensor; its strides may be NULL (strides() has the normalized ones).
@@ -105,21 +110,26 @@ class ViewStorage {
   const std::int64_t* strides() const noexcept { return strides_; }
 
  private:
-  // Copies `other`'s pointers and whatever of it they point into, re-pointed here; a view
-  // of a managed tensor's DLTensor copies two pointers and tests two.
-  void take(const ViewStorage& other) noexcept {
+  // Copies `other`'s pointers; only what it keeps itself needs more (take_kept).
+  DLPACKPP_FORCE_INLINE void copy_from(const ViewStorage& other) noexcept {
     tensor_ = other.tensor_;
     strides_ = other.strides_;
-    const auto ndim = static_cast<std::size_t>(tensor_->ndim);
-    if (other.tensor_ == &other.own_) {
+    kept_ = other.kept_;
+    if (DLPACKPP_UNLIKELY(kept_ != 0)) take_kept(other);
+  }
+  // Copies what `other` keeps itself, re-pointed here; a heap block is shared.
+  void take_kept(const ViewStorage& other) noexcept {
+    const auto ndim = static_cast<std::size_t>(other.tensor_->ndim);
+    if ((kept_ & kept_heap) != 0) heap_ = other.heap_;
+    if ((kept_ & kept_tensor) != 0) {
       own_ = other.own_;
       tensor_ = &own_;
-      if (own_.shape == other.inline_) {
+      if ((kept_ & kept_shape) != 0) {
         for (std::size_t d = 0; d < ndim; ++d) inline_[d] = other.inline_[d];
         own_.shape = inline_;
       }
     }
-    if (other.strides_ == other.inline_ + inline_ndim) {
+    if ((kept_ & kept_strides) != 0) {
       for (std::size_t d = 0; d < ndim; ++d) {
         inline_[inline_ndim + d] = other.inline_[inline_ndim + d];
       }
@@ -134,10 +144,12 @@ class ViewStorage {
     write_compact_strides(tensor_->shape, static_cast<int>(ndim), strides.data());
     strides_ = strides.data();
     heap_ = static_cast<SharedArray<std::int64_t>&&>(strides);
+    kept_ |= kept_heap;
   }
 
   const DLTensor* tensor_;
   const std::int64_t* strides_;
+  unsigned kept_ = 0;
   DLTensor own_;  // the viewed tensor when tensor_ points here; unread otherwise
   SharedArray<std::int64_t> heap_;
   // Written before it is read, never zero-filled: views are made on hot paths.
