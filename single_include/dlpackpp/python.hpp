@@ -611,6 +611,17 @@ inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
 #endif
 
 namespace detail {
+// The pointer read from a fresh capsule of kind M: renaming the capsule is taking ownership (its
+// destructor no longer frees), then adoption validates with `options` and releases a
+// malformed tensor itself.
+template <class M>
+Result<BasicManagedTensor<M>> take_pointer(PyObject* capsule, M* managed,
+                                           const ValidateOptions& options) {
+  if (PyCapsule_SetName(capsule, capsule_names<M>::used) != 0)
+    return take_python_error("PyCapsule_SetName");
+  return BasicManagedTensor<M>::try_adopt(managed, options);
+}
+
 // Takes the tensor out of a fresh capsule of kind M: renames it first (that is taking
 // ownership, so the capsule's destructor no longer frees), then adopts, which validates
 // with `options` (require_strides and alignment included) and releases a malformed tensor
@@ -623,8 +634,7 @@ Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const Validat
     PyErr_Clear();
     return make_error(Errc::null_pointer, "capsule \"", Names::fresh, "\" holds a NULL pointer");
   }
-  if (PyCapsule_SetName(capsule, Names::used) != 0) return take_python_error("PyCapsule_SetName");
-  return BasicManagedTensor<M>::try_adopt(managed, options);
+  return take_pointer(capsule, managed, options);
 }
 
 #if DLPACKPP_HAS_VERSIONED
@@ -1289,7 +1299,21 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   PyObject* capsule = dlpack_capsule(in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
-  // What a legacy capsule cannot say: READ_ONLY, on request.
+    // What a legacy capsule cannot say: READ_ONLY, on request.
+#if DLPACKPP_HAS_VERSIONED
+  // A producer that took max_version hands a versioned capsule: one read of the pointer checks
+  // the kind (a capsule of any other kind or name goes the general way below).
+  if (DLPACKPP_LIKELY(!legacy)) {
+    auto* managed = static_cast<DLManagedTensorVersioned*>(
+        PyCapsule_GetPointer(capsule, capsule_names<DLManagedTensorVersioned>::fresh));
+    if (DLPACKPP_LIKELY(managed != nullptr)) {
+      Result<ImportedTensor> r = take_pointer(capsule, managed, options.validate);
+      Py_DECREF(capsule);  // renamed, so its destructor does nothing
+      return r;
+    }
+    PyErr_Clear();  // not that kind: the general way below says what it is
+  }
+#endif
   const std::uint64_t legacy_flags =
       DLPACKPP_HAS_VERSIONED && options.legacy_read_only ? flag::read_only : 0u;
   Result<ImportedTensor> r = import_capsule(capsule, options.validate, legacy_flags);

@@ -90,6 +90,17 @@ inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
 #endif
 
 namespace detail {
+// The pointer read from a fresh capsule of kind M: renaming the capsule is taking ownership (its
+// destructor no longer frees), then adoption validates with `options` and releases a
+// malformed tensor itself.
+template <class M>
+Result<BasicManagedTensor<M>> take_pointer(PyObject* capsule, M* managed,
+                                           const ValidateOptions& options) {
+  if (PyCapsule_SetName(capsule, capsule_names<M>::used) != 0)
+    return take_python_error("PyCapsule_SetName");
+  return BasicManagedTensor<M>::try_adopt(managed, options);
+}
+
 // Takes the tensor out of a fresh capsule of kind M: renames it first (that is taking
 // ownership, so the capsule's destructor no longer frees), then adopts, which validates
 // with `options` (require_strides and alignment included) and releases a malformed tensor
@@ -102,8 +113,7 @@ Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const Validat
     PyErr_Clear();
     return make_error(Errc::null_pointer, "capsule \"", Names::fresh, "\" holds a NULL pointer");
   }
-  if (PyCapsule_SetName(capsule, Names::used) != 0) return take_python_error("PyCapsule_SetName");
-  return BasicManagedTensor<M>::try_adopt(managed, options);
+  return take_pointer(capsule, managed, options);
 }
 
 #if DLPACKPP_HAS_VERSIONED
