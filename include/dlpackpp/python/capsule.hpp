@@ -92,28 +92,13 @@ inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
 namespace detail {
 // The pointer read from a fresh capsule of kind M: renaming the capsule is taking ownership (its
 // destructor no longer frees), then adoption validates with `options` and releases a
-// malformed tensor itself.
+// malformed tensor itself. No path frees twice.
 template <class M>
 Result<BasicManagedTensor<M>> take_pointer(PyObject* capsule, M* managed,
                                            const ValidateOptions& options) {
   if (PyCapsule_SetName(capsule, capsule_names<M>::used) != 0)
     return take_python_error("PyCapsule_SetName");
   return BasicManagedTensor<M>::try_adopt(managed, options);
-}
-
-// Takes the tensor out of a fresh capsule of kind M: renames it first (that is taking
-// ownership, so the capsule's destructor no longer frees), then adopts, which validates
-// with `options` (require_strides and alignment included) and releases a malformed tensor
-// itself. No path frees twice.
-template <class M>
-Result<BasicManagedTensor<M>> take_from_capsule(PyObject* capsule, const ValidateOptions& options) {
-  using Names = capsule_names<M>;
-  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, Names::fresh));
-  if (managed == nullptr) {
-    PyErr_Clear();
-    return make_error(Errc::null_pointer, "capsule \"", Names::fresh, "\" holds a NULL pointer");
-  }
-  return take_pointer(capsule, managed, options);
 }
 
 #if DLPACKPP_HAS_VERSIONED
@@ -141,31 +126,44 @@ DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
                     "\", expected \"dltensor_versioned\" or \"dltensor\"");
 }
 
+// The capsule's tensor when it is a fresh capsule of kind M, else NULL with nothing pending:
+// one PyCapsule_GetPointer checks both the object and the name.
+template <class M>
+M* pointer_if(PyObject* capsule) noexcept {
+  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, capsule_names<M>::fresh));
+  if (managed == nullptr) PyErr_Clear();
+  return managed;
+}
+
 /// try_from_capsule, with `legacy_flags` set on a tensor that came as `"dltensor"` (the
-/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request).
+/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request). The
+/// kind the producer was asked for (`expect_legacy`) is tried first: a capsule of that kind
+/// costs one pointer read.
 inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
-                                             std::uint64_t legacy_flags) {
+                                             std::uint64_t legacy_flags,
+                                             bool expect_legacy = false) {
   if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
-  if (PyCapsule_CheckExact(capsule)) {
-    // One look at the name picks the kind (GetPointer checks it again), the versioned kind
-    // first: a modern producer's capsule costs one compare.
-    const char* name = PyCapsule_GetName(capsule);
 #if DLPACKPP_HAS_VERSIONED
-    if (name_is(name, "dltensor_versioned")) {
-      return take_from_capsule<DLManagedTensorVersioned>(capsule, options);
-    }
-#endif
-    if (name_is(name, "dltensor")) {
-      Result<LegacyManagedTensor> legacy = take_from_capsule<DLManagedTensor>(capsule, options);
-#if DLPACKPP_HAS_VERSIONED
-      if (!legacy) return legacy.error();
-      return versioned_from_adopted(std::move(*legacy), legacy_flags);
-#else
-      static_cast<void>(legacy_flags);  // no flags without a versioned struct
-      return legacy;
-#endif
-    }
+  using Versioned = DLManagedTensorVersioned;
+  if (!expect_legacy) {
+    if (Versioned* managed = pointer_if<Versioned>(capsule))
+      return take_pointer(capsule, managed, options);
   }
+  if (DLManagedTensor* managed = pointer_if<DLManagedTensor>(capsule)) {
+    Result<LegacyManagedTensor> legacy = take_pointer(capsule, managed, options);
+    if (!legacy) return legacy.error();
+    return versioned_from_adopted(std::move(*legacy), legacy_flags);
+  }
+  if (expect_legacy) {
+    if (Versioned* managed = pointer_if<Versioned>(capsule))
+      return take_pointer(capsule, managed, options);
+  }
+#else
+  static_cast<void>(legacy_flags);  // no flags without a versioned struct
+  static_cast<void>(expect_legacy);
+  if (DLManagedTensor* managed = pointer_if<DLManagedTensor>(capsule))
+    return take_pointer(capsule, managed, options);
+#endif
   return capsule_name_error(capsule);
 }
 }  // namespace detail

@@ -219,24 +219,10 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   PyObject* capsule = dlpack_capsule(in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
-    // What a legacy capsule cannot say: READ_ONLY, on request.
-#if DLPACKPP_HAS_VERSIONED
-  // A producer that took max_version hands a versioned capsule: one read of the pointer checks
-  // the kind (a capsule of any other kind or name goes the general way below).
-  if (DLPACKPP_LIKELY(!legacy)) {
-    auto* managed = static_cast<DLManagedTensorVersioned*>(
-        PyCapsule_GetPointer(capsule, capsule_names<DLManagedTensorVersioned>::fresh));
-    if (DLPACKPP_LIKELY(managed != nullptr)) {
-      Result<ImportedTensor> r = take_pointer(capsule, managed, options.validate);
-      Py_DECREF(capsule);  // renamed, so its destructor does nothing
-      return r;
-    }
-    PyErr_Clear();  // not that kind: the general way below says what it is
-  }
-#endif
+  // What a legacy capsule cannot say: READ_ONLY, on request.
   const std::uint64_t legacy_flags =
       DLPACKPP_HAS_VERSIONED && options.legacy_read_only ? flag::read_only : 0u;
-  Result<ImportedTensor> r = import_capsule(capsule, options.validate, legacy_flags);
+  Result<ImportedTensor> r = import_capsule(capsule, options.validate, legacy_flags, legacy);
   Py_DECREF(capsule);  // renamed when consumed, so its destructor does nothing
   if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device)))
     return check_legacy_result(std::move(*r), obj, options);
