@@ -40,20 +40,20 @@ NAMESPACE_BEGIN(NB_NAMESPACE)
 NAMESPACE_BEGIN(detail)
 
 namespace dlpackpp_caster {
-/// Keeps owning imports alive on the call's cleanup list (which steals the capsule's
-/// reference). Refused without a list, and for nb::cast (cast_flags::manual), whose list dies
-/// before the value is used.
+/// Keeps the producer's capsule (and so the tensor it owns) alive on the call's cleanup list,
+/// which steals the reference. Refused without a list, and for nb::cast (cast_flags::manual),
+/// whose list dies before the value is used: the capsule is then released.
 struct Park {
   /// The caster's flags (nanobind 2.x passes uint8_t, 3.x uint32_t: both fit).
   std::uint32_t flags;
   /// The call's cleanup list, or NULL where the caller has none.
   cleanup_list* cleanup;
-  /// Moves `owner` into a capsule on the list; false (owner untouched) where it cannot.
-  bool operator()(::dlpackpp::bindings::detail::ImportedTensor& owner) const noexcept {
-    if (cleanup == nullptr || (flags & static_cast<std::uint32_t>(cast_flags::manual)) != 0)
+  /// Puts `capsule` (its reference taken) on the list; false where it cannot.
+  bool operator()(PyObject* capsule) const noexcept {
+    if (cleanup == nullptr || (flags & static_cast<std::uint32_t>(cast_flags::manual)) != 0) {
+      Py_DECREF(capsule);
       return false;
-    PyObject* capsule = ::dlpackpp::bindings::detail::owner_capsule(owner);
-    if (capsule == nullptr) return false;
+    }
     cleanup->append(capsule);
     return true;
   }
@@ -70,8 +70,9 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 }  // namespace dlpackpp_caster
 
 /// `TensorView` arguments: borrowed through the exchange table where the type offers it,
-/// else imported with ownership and kept until the call returns. Hand-written because a
-/// TensorView has no empty state for NB_TYPE_CASTER's default-constructed value.
+/// else viewed inside the producer's `__dlpack__` capsule, kept until the call returns.
+/// Hand-written because a TensorView has no empty state for NB_TYPE_CASTER's default-constructed
+/// value.
 template <>
 struct type_caster<::dlpackpp::TensorView> {
   /// An empty caster. User-provided: the library value-initializes its casters, which would

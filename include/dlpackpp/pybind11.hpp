@@ -38,11 +38,10 @@ namespace pybind11 {
 namespace detail {
 
 namespace dlpackpp_caster {
-/// Keeps an owning import alive until the bound call returns (pybind11's patients of the
-/// current call); false outside a bound function, where pybind11 has no such frame.
-inline bool park(::dlpackpp::bindings::detail::ImportedTensor& owner) noexcept {
-  PyObject* capsule = ::dlpackpp::bindings::detail::owner_capsule(owner);
-  if (capsule == nullptr) return false;
+/// Keeps the producer's capsule (and so the tensor it owns) alive until the bound call returns
+/// (pybind11's patients of the current call), taking the reference; false outside a bound
+/// function, where pybind11 has no such frame (the capsule is then released).
+inline bool park(PyObject* capsule) noexcept {
   bool kept = true;
   try {
     loader_life_support::add_patient(capsule);
@@ -63,8 +62,9 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 }  // namespace dlpackpp_caster
 
 /// `TensorView` arguments: borrowed through the exchange table where the type offers it,
-/// else imported with ownership and kept until the call returns. Hand-written because a
-/// TensorView has no empty state for PYBIND11_TYPE_CASTER's default-constructed value.
+/// else viewed inside the producer's `__dlpack__` capsule, kept until the call returns.
+/// Hand-written because a TensorView has no empty state for PYBIND11_TYPE_CASTER's
+/// default-constructed value.
 template <>
 class type_caster<::dlpackpp::TensorView> {
  public:

@@ -687,6 +687,37 @@ inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOp
 #endif
   return capsule_name_error(capsule);
 }
+// A view of the tensor in a fresh capsule, validated as adoption validates it (version, flags,
+// the catalogue) but taking no ownership: the capsule stays unconsumed, so it owns the tensor
+// and its destructor releases it. The view reads the struct in place and is valid while the
+// capsule lives. The kind the producer was asked for (`expect_legacy`) is tried first;
+// `legacy_flags` are a legacy tensor's flags, as import_capsule gives them.
+inline Result<TensorView> view_in_capsule(PyObject* capsule, const ValidateOptions& options,
+                                          std::uint64_t legacy_flags, bool expect_legacy) {
+  ValidateOptions with_flags = options;
+#if DLPACKPP_HAS_VERSIONED
+  using Versioned = DLManagedTensorVersioned;
+  Versioned* versioned = expect_legacy ? nullptr : pointer_if<Versioned>(capsule);
+  DLManagedTensor* legacy = versioned != nullptr ? nullptr : pointer_if<DLManagedTensor>(capsule);
+  if (versioned == nullptr && legacy == nullptr && expect_legacy)
+    versioned = pointer_if<Versioned>(capsule);
+  if (versioned != nullptr) {
+    if (DLPACKPP_UNLIKELY(versioned->version.major != DLPACKPP_DLPACK_MAJOR)) {
+      return ::dlpackpp::detail::version_mismatch_error("version.major", versioned->version.major,
+                                                        versioned->version.minor);
+    }
+    with_flags.flags = versioned->flags;
+    return ::dlpackpp::detail::view_in_place(versioned->dl_tensor, with_flags);
+  }
+  with_flags.flags = legacy_flags;
+#else
+  static_cast<void>(expect_legacy);
+  DLManagedTensor* legacy = pointer_if<DLManagedTensor>(capsule);
+  with_flags.flags = legacy_flags;
+#endif
+  if (legacy != nullptr) return ::dlpackpp::detail::view_in_place(legacy->dl_tensor, with_flags);
+  return capsule_name_error(capsule);
+}
 }  // namespace detail
 
 /// Takes ownership of the tensor in a `"dltensor_versioned"` or `"dltensor"` capsule (a legacy
@@ -1305,6 +1336,35 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device)))
     return check_legacy_result(std::move(*r), obj, options);
   return r;
+}
+
+/// A view of obj's tensor through `obj.__dlpack__(...)` taking no ownership, for callers that
+/// keep a Python object alive instead of a handle (the binding casters' per-call keep-alive):
+/// on success `keeper` is a new reference to the producer's capsule, left unconsumed, which
+/// owns the tensor and releases it when it dies; the view is valid while `keeper` lives. The
+/// same call, fallback and validation as import_dlpack, without a handle, a rename or (for a
+/// legacy tensor) a versioned wrapper, with the default ImportOptions. `keeper` is NULL on
+/// failure.
+inline Result<TensorView> view_through_capsule(PyObject* obj, PyObject*& keeper) {
+  const ImportOptions options;
+  keeper = nullptr;
+  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
+  Internals* in = internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
+  TypeEntry* entry = type_entry_of(*in, obj);
+  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
+  bool legacy = entry->legacy;
+  const ScopedRef held(cached_dlpack(*entry, obj));  // __dlpack__ may evict the entry
+  PyObject* capsule = dlpack_capsule(*in, obj, held.get(), legacy, options);
+  if (DLPACKPP_UNLIKELY(capsule == nullptr))
+    return take_python_error(type_name_of(obj) + ".__dlpack__");
+  Result<TensorView> view = view_in_capsule(capsule, options.validate, 0, legacy);
+  if (DLPACKPP_UNLIKELY(!view)) {
+    Py_DECREF(capsule);  // unconsumed: its destructor releases the tensor
+    return view.error();
+  }
+  keeper = capsule;
+  return view;
 }
 
 // try_from_dlpack once the interpreter state and the type's entry are known (try_borrow

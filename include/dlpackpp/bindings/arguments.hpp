@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// How the pybind11 and nanobind casters turn a Python argument into a dlpackpp value, built
-/// only on `<dlpackpp/python.hpp>`'s public API. Each loader declines (returns false, raises
+/// on `<dlpackpp/python.hpp>` (its public API, and python::detail::view_through_capsule for
+/// views that need no handle). Each loader declines (returns false, raises
 /// nothing, leaves no Python error pending) for anything that does not fit, so the binding
 /// library moves on to its next overload. The binding library supplies one thing: how to keep
-/// an owning import alive until the call ends (`park`).
+/// the producer's capsule alive until the call ends (`park`).
 ///
 /// Writability: the exchange table's borrowing entry (`dltensor_from_py_object_no_sync`)
 /// carries no flags, so what it lends is treated as READ_ONLY. Parameters that only read
 /// (`TensorView`, `TensorAccessor<const T, N>`) borrow through it where the type offers it;
-/// a `TensorAccessor<T, N>` with a mutable `T` always imports with ownership, which reports
+/// a `TensorAccessor<T, N>` with a mutable `T` always goes through `__dlpack__`, which reports
 /// READ_ONLY, and declines a read-only tensor.
 #pragma once
 #ifndef DLPACKPP_BINDINGS_ARGUMENTS_HPP_
@@ -89,10 +90,12 @@ bool import_owned(PyObject* src, Handle& out) noexcept {
 
 /// Loads a view of `src` into `view`: borrowed through the exchange table when `for_writing` is
 /// false and the type offers the borrowing entry (the view is then READ_ONLY: the table cannot
-/// say otherwise), else of an owning import into `owner` (the producer's flags), which the
-/// caller must keep alive while the view is used.
+/// say otherwise; `keeper` stays NULL), else through `src.__dlpack__()`'s capsule, left
+/// unconsumed in `keeper` (a new reference that owns the tensor, with the producer's flags),
+/// which the caller must keep alive while the view is used.
 inline bool import_view(PyObject* src, bool for_writing, std::optional<TensorView>& view,
-                        ImportedTensor& owner) noexcept {
+                        PyObject*& keeper) noexcept {
+  keeper = nullptr;
   if (plainly_not_a_tensor(src)) return false;
 #if DLPACKPP_HAS_EXCHANGE_API
   if (!for_writing) {
@@ -113,9 +116,22 @@ inline bool import_view(PyObject* src, bool for_writing, std::optional<TensorVie
 #else
   static_cast<void>(for_writing);
 #endif
-  if (!import_owned(src, owner)) return false;
-  view.emplace(owner.view());
-  return true;
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
+    Result<TensorView> seen = python::detail::view_through_capsule(src, keeper);
+    if (DLPACKPP_UNLIKELY(!seen)) {
+      forget(seen.error());
+      return false;
+    }
+    view.emplace(*seen);
+    return true;
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (...) {  // only std::bad_alloc while describing an error
+    PyErr_Clear();
+    return false;
+  }
+#endif
 }
 
 /// `view` as TensorAccessor<T, N> when it fits: dtype, rank, writability for a mutable T,
@@ -141,13 +157,14 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
 #endif
 }
 
-/// Loads a TensorView argument into `out`; `park(ImportedTensor&)` keeps an owning import
-/// alive until the call ends (false: it cannot, and the argument is declined).
+/// Loads a TensorView argument into `out`; `park(PyObject*)` keeps the capsule behind an import
+/// alive until the call ends, taking its reference either way (false: it cannot, the capsule is
+/// released, and the argument is declined).
 template <class Park>
 bool load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexcept {
-  ImportedTensor owner;
-  if (!import_view(src, false, out, owner)) return false;
-  if (owner && !park(owner)) {
+  PyObject* keeper = nullptr;
+  if (!import_view(src, false, out, keeper)) return false;
+  if (keeper != nullptr && !park(keeper)) {
     out.reset();
     return false;
   }
@@ -155,23 +172,17 @@ bool load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexc
 }
 
 /// Loads a TensorAccessor<T, N> argument into `out`; `park` as in load_view. A declined
-/// owning import is released here, before the next overload is tried.
+/// import is released here, before the next overload is tried.
 template <class T, int N, class Park>
 bool load_accessor(PyObject* src, TensorAccessor<T, N>& out, Park&& park) noexcept {
   std::optional<TensorView> view;
-  ImportedTensor owner;
-  if (!import_view(src, !std::is_const<T>::value, view, owner)) return false;
-  if (!accessor_of(*view, out)) return false;
-  return !owner || park(owner);
-}
-
-/// Moves `owner` into a capsule whose death calls its deleter: the Python object a binding
-/// library keeps until the call ends. A new reference, or NULL (nothing pending, `owner`
-/// untouched).
-inline PyObject* owner_capsule(ImportedTensor& owner) noexcept {
-  PyObject* capsule = python::to_capsule(std::move(owner));
-  if (capsule == nullptr) PyErr_Clear();
-  return capsule;
+  PyObject* keeper = nullptr;
+  if (!import_view(src, !std::is_const<T>::value, view, keeper)) return false;
+  if (!accessor_of(*view, out)) {
+    Py_XDECREF(keeper);  // unconsumed: the producer's capsule releases the tensor
+    return false;
+  }
+  return keeper == nullptr || park(keeper);
 }
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with

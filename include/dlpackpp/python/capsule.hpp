@@ -166,6 +166,37 @@ inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOp
 #endif
   return capsule_name_error(capsule);
 }
+// A view of the tensor in a fresh capsule, validated as adoption validates it (version, flags,
+// the catalogue) but taking no ownership: the capsule stays unconsumed, so it owns the tensor
+// and its destructor releases it. The view reads the struct in place and is valid while the
+// capsule lives. The kind the producer was asked for (`expect_legacy`) is tried first;
+// `legacy_flags` are a legacy tensor's flags, as import_capsule gives them.
+inline Result<TensorView> view_in_capsule(PyObject* capsule, const ValidateOptions& options,
+                                          std::uint64_t legacy_flags, bool expect_legacy) {
+  ValidateOptions with_flags = options;
+#if DLPACKPP_HAS_VERSIONED
+  using Versioned = DLManagedTensorVersioned;
+  Versioned* versioned = expect_legacy ? nullptr : pointer_if<Versioned>(capsule);
+  DLManagedTensor* legacy = versioned != nullptr ? nullptr : pointer_if<DLManagedTensor>(capsule);
+  if (versioned == nullptr && legacy == nullptr && expect_legacy)
+    versioned = pointer_if<Versioned>(capsule);
+  if (versioned != nullptr) {
+    if (DLPACKPP_UNLIKELY(versioned->version.major != DLPACKPP_DLPACK_MAJOR)) {
+      return ::dlpackpp::detail::version_mismatch_error("version.major", versioned->version.major,
+                                                        versioned->version.minor);
+    }
+    with_flags.flags = versioned->flags;
+    return ::dlpackpp::detail::view_in_place(versioned->dl_tensor, with_flags);
+  }
+  with_flags.flags = legacy_flags;
+#else
+  static_cast<void>(expect_legacy);
+  DLManagedTensor* legacy = pointer_if<DLManagedTensor>(capsule);
+  with_flags.flags = legacy_flags;
+#endif
+  if (legacy != nullptr) return ::dlpackpp::detail::view_in_place(legacy->dl_tensor, with_flags);
+  return capsule_name_error(capsule);
+}
 }  // namespace detail
 
 /// Takes ownership of the tensor in a `"dltensor_versioned"` or `"dltensor"` capsule (a legacy

@@ -229,6 +229,35 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   return r;
 }
 
+/// A view of obj's tensor through `obj.__dlpack__(...)` taking no ownership, for callers that
+/// keep a Python object alive instead of a handle (the binding casters' per-call keep-alive):
+/// on success `keeper` is a new reference to the producer's capsule, left unconsumed, which
+/// owns the tensor and releases it when it dies; the view is valid while `keeper` lives. The
+/// same call, fallback and validation as import_dlpack, without a handle, a rename or (for a
+/// legacy tensor) a versioned wrapper, with the default ImportOptions. `keeper` is NULL on
+/// failure.
+inline Result<TensorView> view_through_capsule(PyObject* obj, PyObject*& keeper) {
+  const ImportOptions options;
+  keeper = nullptr;
+  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
+  Internals* in = internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
+  TypeEntry* entry = type_entry_of(*in, obj);
+  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
+  bool legacy = entry->legacy;
+  const ScopedRef held(cached_dlpack(*entry, obj));  // __dlpack__ may evict the entry
+  PyObject* capsule = dlpack_capsule(*in, obj, held.get(), legacy, options);
+  if (DLPACKPP_UNLIKELY(capsule == nullptr))
+    return take_python_error(type_name_of(obj) + ".__dlpack__");
+  Result<TensorView> view = view_in_capsule(capsule, options.validate, 0, legacy);
+  if (DLPACKPP_UNLIKELY(!view)) {
+    Py_DECREF(capsule);  // unconsumed: its destructor releases the tensor
+    return view.error();
+  }
+  keeper = capsule;
+  return view;
+}
+
 // try_from_dlpack once the interpreter state and the type's entry are known (try_borrow
 // has looked both up already when it falls back to an owning import).
 inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entry, PyObject* obj,
