@@ -194,14 +194,28 @@ DLPACKPP_COLD inline void forget(const Error& error) noexcept {
   PyErr_Clear();
 }
 
+/// Runs `load` (true: it loaded) and declines instead where describing an error throws
+/// (std::bad_alloc is the only exception python.hpp's non-throwing calls can raise).
+template <class Load>
+bool or_decline(Load&& load) noexcept {
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
+    return load();
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (...) {
+    PyErr_Clear();
+    return false;
+  }
+#endif
+}
+
 /// Owning import into `out` (a ManagedTensor, or a LegacyManagedTensor, which refuses a
 /// READ_ONLY tensor: the legacy struct cannot say so), exactly as python::try_from_dlpack.
 template <class Handle>
 bool import_owned(PyObject* src, Handle& out) noexcept {
   if (plainly_not_a_tensor(src)) return false;
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  return or_decline([&] {
     Result<ImportedTensor> imported = python::try_from_dlpack(src);
     if (DLPACKPP_UNLIKELY(!imported)) {
       forget(imported.error());
@@ -217,12 +231,7 @@ bool import_owned(PyObject* src, Handle& out) noexcept {
 #endif
     }
     return true;
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {  // only std::bad_alloc while describing an error
-    PyErr_Clear();
-    return false;
-  }
-#endif
+  });
 }
 
 /// Loads a view of `src` into `view`: borrowed through the exchange table when `for_writing` is
@@ -253,9 +262,7 @@ inline bool import_view(PyObject* src, bool for_writing, std::optional<TensorVie
 #else
   static_cast<void>(for_writing);
 #endif
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  return or_decline([&] {
     Result<TensorView> seen = python::detail::view_through_capsule(src, keeper);
     if (DLPACKPP_UNLIKELY(!seen)) {
       forget(seen.error());
@@ -263,12 +270,7 @@ inline bool import_view(PyObject* src, bool for_writing, std::optional<TensorVie
     }
     view.emplace(*seen);
     return true;
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {  // only std::bad_alloc while describing an error
-    PyErr_Clear();
-    return false;
-  }
-#endif
+  });
 }
 
 /// `view` as TensorAccessor<T, N> when it fits: dtype, rank, writability for a mutable T,
@@ -280,18 +282,12 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
   if (view.dtype() != wanted || view.ndim() != N) return false;
   if (!std::is_const<T>::value && view.read_only()) return false;
   if (!view.device().is_host_accessible()) return false;
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  return or_decline([&] {
     Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
     if (!accessor) return false;  // misaligned or packed sub-byte elements
     out = *accessor;
     return true;
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
-    return false;
-  }
-#endif
+  });
 }
 
 /// Loads a TensorView argument into `out`; `park(PyObject*)` keeps the capsule behind an import
