@@ -235,17 +235,22 @@ bool import_owned(PyObject* src, Handle& out) noexcept {
   });
 }
 
-/// Loads a view of `src` into `view`: borrowed through the exchange table when `for_writing` is
-/// false and the type offers the borrowing entry (the view is then READ_ONLY: the table cannot
+/// What a loaded view is for: a `TensorView` (read, or written where its flags allow), a
+/// `TensorAccessor<const T, N>` (only read), a `TensorAccessor<T, N>` (written).
+enum class Use { view, read, write };
+
+/// Loads a view of `src` into `view`: borrowed through the exchange table where the type offers
+/// the borrowing entry and `use` is not write (the view is then READ_ONLY: the table cannot
 /// say otherwise; `keeper` stays NULL), else through `src.__dlpack__()`'s capsule, left
-/// unconsumed in `keeper` (a new reference that owns the tensor, with the producer's flags),
-/// which the caller must keep alive while the view is used.
-inline bool import_view(PyObject* src, bool for_writing, std::optional<TensorView>& view,
+/// unconsumed in `keeper` (a new reference that owns the tensor, with the producer's flags;
+/// the legacy capsule first where `use` is read), which the caller must keep alive while the
+/// view is used.
+inline bool import_view(PyObject* src, Use use, std::optional<TensorView>& view,
                         PyObject*& keeper) noexcept {
   keeper = nullptr;
   if (plainly_not_a_tensor(src)) return false;
 #if DLPACKPP_HAS_EXCHANGE_API
-  if (!for_writing) {
+  if (use != Use::write) {
     const DLPackExchangeAPI* api = python::exchange_api_of(src);
     if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr) {
       ValidateOptions options;
@@ -260,11 +265,9 @@ inline bool import_view(PyObject* src, bool for_writing, std::optional<TensorVie
       return true;
     }
   }
-#else
-  static_cast<void>(for_writing);
 #endif
   return or_decline([&] {
-    Result<TensorView> seen = python::detail::view_through_capsule(src, keeper);
+    Result<TensorView> seen = python::detail::view_through_capsule(src, keeper, use == Use::read);
     if (DLPACKPP_UNLIKELY(!seen)) {
       forget(seen.error());
       return false;
@@ -297,7 +300,7 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
 template <class Park>
 bool load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexcept {
   PyObject* keeper = nullptr;
-  if (!import_view(src, false, out, keeper)) return false;
+  if (!import_view(src, Use::view, out, keeper)) return false;
   if (keeper != nullptr && !park(keeper)) {
     out.reset();
     return false;
@@ -311,7 +314,8 @@ template <class T, int N, class Park>
 bool load_accessor(PyObject* src, TensorAccessor<T, N>& out, Park&& park) noexcept {
   std::optional<TensorView> view;
   PyObject* keeper = nullptr;
-  if (!import_view(src, !std::is_const<T>::value, view, keeper)) return false;
+  if (!import_view(src, std::is_const<T>::value ? Use::read : Use::write, view, keeper))
+    return false;
   if (!accessor_of(*view, out)) {
     Py_XDECREF(keeper);  // unconsumed: the producer's capsule releases the tensor
     return false;

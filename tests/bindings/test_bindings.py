@@ -82,6 +82,34 @@ class Core(unittest.TestCase):
         gc.collect()
         self.assertEqual(m.released(), before + 1)  # released after the call, once
 
+    def test_what_each_parameter_asks_of_dunder_dlpack(self):
+        # A const accessor only reads: the legacy capsule first (cheaper for producers); a
+        # TensorView or a mutable accessor needs the flags, so max_version. A producer that
+        # refuses the legacy request (as NumPy 2 does for a read-only array) is asked again.
+        class Recording(Wrapper):
+            def __init__(self, inner, refuse_legacy=False):
+                super().__init__(inner)
+                self.asked = []
+                self.refuse_legacy = refuse_legacy
+
+            def __dlpack__(self, **kwargs):
+                self.asked.append("max_version" in kwargs)
+                if self.refuse_legacy and "max_version" not in kwargs:
+                    raise BufferError("no legacy export")
+                return super().__dlpack__(**kwargs)
+
+        x = Recording(m.make(3))
+        self.assertEqual(m.total(x), 3.0)
+        self.assertEqual(x.asked, [False])
+        self.assertTrue(m.describe(x).startswith("float64[3]"))
+        self.assertEqual(x.asked, [False, True])
+        strict = Recording(m.make_read_only(3), refuse_legacy=True)
+        self.assertEqual(m.total(strict), 3.0)
+        self.assertEqual(strict.asked, [False, True])
+        with self.assertRaises(TypeError):  # READ_ONLY, known through max_version
+            m.fill_(strict, 1.0)
+        self.assertEqual(strict.asked[-1], True)
+
     def test_owning_argument_takes_ownership(self):
         t = m.make(6)
         before = m.released()

@@ -83,13 +83,13 @@ inline Result<ImportedTensor> import_exchange(const DLPackExchangeAPI* api, PyOb
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
 #if DLPACKPP_PY_CACHE_DLPACK
-  // What nearly every import asks, max_version alone through the kept method, once its
-  // keyword tuple exists: nothing to build or release.
-  if (DLPACKPP_LIKELY(mask == kw_max_version && method != nullptr &&
-                      in.kwnames[kw_max_version] != nullptr)) {
+  // What nearly every import asks, max_version alone (once its keyword tuple exists) or no
+  // keyword at all, through the kept method: nothing to build or release.
+  const bool plain = mask == 0 || (mask == kw_max_version && in.kwnames[kw_max_version] != nullptr);
+  if (DLPACKPP_LIKELY(plain && method != nullptr)) {
     PyObject* fast[3] = {nullptr, obj, in.max_version};
     return PyObject_Vectorcall(method, fast + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                               in.kwnames[kw_max_version]);
+                               mask == 0 ? nullptr : in.kwnames[kw_max_version]);
   }
 #endif
   // Arguments are borrowed by the call; only the ones made here are released after it.
@@ -234,9 +234,13 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
 /// on success `keeper` is a new reference to the producer's capsule, left unconsumed, which
 /// owns the tensor and releases it when it dies; the view is valid while `keeper` lives. The
 /// same call, fallback and validation as import_dlpack, without a handle, a rename or (for a
-/// legacy tensor) a versioned wrapper, with the default ImportOptions. `keeper` is NULL on
-/// failure.
-inline Result<TensorView> view_through_capsule(PyObject* obj, PyObject*& keeper) {
+/// legacy tensor) a versioned wrapper, with the default ImportOptions. `only_reading`: the
+/// caller never writes through the view, so the flags a versioned tensor carries (READ_ONLY)
+/// do not matter and the legacy capsule is asked for first, which producers make for less
+/// (NumPy parses no keywords); a producer that refuses it (NumPy 2 for a read-only array) is
+/// asked again with max_version. `keeper` is NULL on failure.
+inline Result<TensorView> view_through_capsule(PyObject* obj, PyObject*& keeper,
+                                               bool only_reading = false) {
   const ImportOptions options;
   keeper = nullptr;
   if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
@@ -246,7 +250,14 @@ inline Result<TensorView> view_through_capsule(PyObject* obj, PyObject*& keeper)
   if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
   bool legacy = entry->legacy;
   const ScopedRef held(cached_dlpack(*entry, obj));  // __dlpack__ may evict the entry
-  PyObject* capsule = dlpack_capsule(*in, obj, held.get(), legacy, options);
+  PyObject* capsule = nullptr;
+  if (only_reading && !legacy) {
+    bool ask_legacy = true;
+    capsule = dlpack_capsule(*in, obj, held.get(), ask_legacy, options);
+    if (capsule == nullptr) PyErr_Clear();  // refused: asked again with max_version below
+    legacy = capsule != nullptr;
+  }
+  if (capsule == nullptr) capsule = dlpack_capsule(*in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<TensorView> view = view_in_capsule(capsule, options.validate, 0, legacy);
