@@ -53,8 +53,16 @@ Result<double> first_of(const TensorView& v) {
   return (*p)[0];
 }
 
+// The typed rows only read, as nb::ndarray<const double, ...> declares: the same information
+// goes to dlpackpp as ImportOptions::only_reading (the legacy capsule first, as nanobind asks).
+py::ImportOptions reading() {
+  py::ImportOptions options;
+  options.only_reading = true;
+  return options;
+}
+
 PyObject* first_f64_plain(PyObject*, PyObject* obj) {
-  Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
+  Result<py::ImportedTensor> t = py::try_from_dlpack(obj, reading());
   if (!t) return fail(t.error());
   // The checks as plain comparisons (first_of.hpp), to see what the require_ chain costs.
   Result<double> x = bench::first_of(t->view());
@@ -63,6 +71,15 @@ PyObject* first_f64_plain(PyObject*, PyObject* obj) {
 }
 
 PyObject* first_f64(PyObject*, PyObject* obj) {
+  Result<py::ImportedTensor> t = py::try_from_dlpack(obj, reading());
+  if (!t) return fail(t.error());
+  Result<double> x = first_of(t->view());
+  if (!x) return fail(x.error());
+  return PyFloat_FromDouble(*x);
+}
+
+// The same without only_reading: max_version is asked, as for a tensor that may be written.
+PyObject* first_f64_versioned(PyObject*, PyObject* obj) {
   Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
   if (!t) return fail(t.error());
   Result<double> x = first_of(t->view());
@@ -71,7 +88,7 @@ PyObject* first_f64(PyObject*, PyObject* obj) {
 }
 
 PyObject* first_f64_borrowed(PyObject*, PyObject* obj) {
-  Result<double> x = py::try_borrow(obj, first_of);
+  Result<double> x = py::try_borrow(obj, first_of, reading());
   if (!x) return fail(x.error());
   return PyFloat_FromDouble(*x);
 }
@@ -204,6 +221,7 @@ PyMethodDef methods[] = {{"noop", &noop, METH_O, nullptr},
                          {"numel_borrowed", &numel_borrowed, METH_O, nullptr},
                          {"first_f64", &first_f64, METH_O, nullptr},
                          {"first_f64_plain", &first_f64_plain, METH_O, nullptr},
+                         {"first_f64_versioned", &first_f64_versioned, METH_O, nullptr},
                          {"first_f64_borrowed", &first_f64_borrowed, METH_O, nullptr},
                          {"make", &make, METH_O, nullptr},
                          {"mock_exchange", &mock_exchange, METH_NOARGS, nullptr},

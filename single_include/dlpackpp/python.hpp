@@ -1153,6 +1153,13 @@ struct ImportOptions {
   /// True: a tensor that came through the legacy protocol (which cannot say whether it may
   /// be written) is imported READ_ONLY, as NumPy 2 does; false keeps it writable.
   bool legacy_read_only = false;
+  /// True: the caller only reads the tensor, so the flags only a versioned tensor carries do
+  /// not matter, and a producer without the exchange table is asked for the legacy capsule
+  /// first (`__dlpack__()` with no keywords, which producers make for less: NumPy parses
+  /// nothing), and asked again with max_version where it refuses (NumPy 2 for a read-only
+  /// array). A tensor that came as legacy is then imported READ_ONLY: nothing says it may be
+  /// written. Ignored where `copy` or `dl_device` is set (the legacy protocol cannot say).
+  bool only_reading = false;
 };
 
 namespace detail {
@@ -1299,6 +1306,22 @@ inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, 
   return capsule;
 }
 
+// dlpack_capsule(), asking for the legacy capsule first where the caller only reads (see
+// ImportOptions::only_reading) and the type is not known to be legacy already: `legacy` says
+// which kind was asked for last.
+inline PyObject* capsule_to_read(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
+                                 bool only_reading, const ImportOptions& options) {
+  if (only_reading && !legacy && !options.copy && !options.dl_device) {
+    bool ask_legacy = true;
+    if (PyObject* capsule = dlpack_capsule(in, obj, method, ask_legacy, options)) {
+      legacy = true;
+      return capsule;
+    }
+    PyErr_Clear();  // refused: asked again with max_version
+  }
+  return dlpack_capsule(in, obj, method, legacy, options);
+}
+
 // ---- 3. what the legacy protocol could not promise ----------------------------------------
 
 // It knows neither dl_device nor copy: the request is checked against what came.
@@ -1325,12 +1348,13 @@ DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(ImportedTensor&&
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
                                             PyObject* method, const ImportOptions& options) {
   const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
-  PyObject* capsule = dlpack_capsule(in, obj, held.get(), legacy, options);
+  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options.only_reading, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
-  // What a legacy capsule cannot say: READ_ONLY, on request.
+  // What a legacy capsule cannot say: READ_ONLY, on request (or for a reader).
   const std::uint64_t legacy_flags =
-      DLPACKPP_HAS_VERSIONED && options.legacy_read_only ? flag::read_only : 0u;
+      DLPACKPP_HAS_VERSIONED && (options.legacy_read_only || options.only_reading) ? flag::read_only
+                                                                                   : 0u;
   Result<ImportedTensor> r = import_capsule(capsule, options.validate, legacy_flags, legacy);
   Py_DECREF(capsule);  // renamed when consumed, so its destructor does nothing
   if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device)))
@@ -1359,17 +1383,12 @@ inline Result<TensorView> view_through_capsule(PyObject* obj, PyObject*& keeper,
   if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
   bool legacy = entry->legacy;
   const ScopedRef held(cached_dlpack(*entry, obj));  // __dlpack__ may evict the entry
-  PyObject* capsule = nullptr;
-  if (only_reading && !legacy) {
-    bool ask_legacy = true;
-    capsule = dlpack_capsule(*in, obj, held.get(), ask_legacy, options);
-    if (capsule == nullptr) PyErr_Clear();  // refused: asked again with max_version below
-    legacy = capsule != nullptr;
-  }
-  if (capsule == nullptr) capsule = dlpack_capsule(*in, obj, held.get(), legacy, options);
+  PyObject* capsule = capsule_to_read(*in, obj, held.get(), legacy, only_reading, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
-  Result<TensorView> view = view_in_capsule(capsule, options.validate, 0, legacy);
+  const std::uint64_t legacy_flags =
+      DLPACKPP_HAS_VERSIONED && only_reading ? flag::read_only : 0u;  // as import_dlpack
+  Result<TensorView> view = view_in_capsule(capsule, options.validate, legacy_flags, legacy);
   if (DLPACKPP_UNLIKELY(!view)) {
     Py_DECREF(capsule);  // unconsumed: its destructor releases the tensor
     return view.error();

@@ -118,11 +118,11 @@ bool parse_options(PyObject* stream, PyObject* dl_device, PyObject* copy,
 }
 
 // import_tensor(obj, *, stream=None, dl_device=None, copy=None, legacy_read_only=False,
-// require_strides=False, alignment=0) -> dict, through try_from_dlpack.
+// require_strides=False, alignment=0, only_reading=False) -> dict, through try_from_dlpack.
 PyObject* import_tensor(PyObject*, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {
-      "obj",       "stream", "dl_device", "copy", "legacy_read_only", "require_strides",
-      "alignment", nullptr};
+  static const char* names[] = {"obj",       "stream",           "dl_device",
+                                "copy",      "legacy_read_only", "require_strides",
+                                "alignment", "only_reading",     nullptr};
   PyObject* obj = nullptr;
   PyObject* stream = Py_None;
   PyObject* dl_device = Py_None;
@@ -130,14 +130,16 @@ PyObject* import_tensor(PyObject*, PyObject* args, PyObject* kwargs) {
   int legacy_read_only = 0;
   int require_strides = 0;
   unsigned long long alignment = 0;
-  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppK", const_cast<char**>(names), &obj,
+  int only_reading = 0;
+  if (PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOOppKp", const_cast<char**>(names), &obj,
                                   &stream, &dl_device, &copy, &legacy_read_only, &require_strides,
-                                  &alignment) == 0) {
+                                  &alignment, &only_reading) == 0) {
     return nullptr;
   }
   py::ImportOptions options;
   if (!parse_options(stream, dl_device, copy, options)) return nullptr;
   options.legacy_read_only = legacy_read_only != 0;
+  options.only_reading = only_reading != 0;
   options.validate.require_strides = require_strides != 0;
   options.validate.alignment = static_cast<std::size_t>(alignment);
   Result<py::ImportedTensor> t = py::try_from_dlpack(obj, options);

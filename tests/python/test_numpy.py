@@ -264,5 +264,58 @@ class LegacyReadOnly(unittest.TestCase):
             self.assertFalse(np.from_dlpack(m.reexport_with(legacy, True)).flags.writeable)
             self.assertTrue(np.from_dlpack(m.reexport_with(legacy, False)).flags.writeable)
 
+@unittest.skipIf(LEGACY_HEADER, "without a versioned struct every request is a legacy one")
+class OnlyReading(unittest.TestCase):
+    """ImportOptions.only_reading: the legacy capsule first, READ_ONLY when it came that way."""
+
+    def recording(self, inner, refuse_legacy=False):
+        class Recording:
+            def __init__(self):
+                self.asked = []
+
+            def __dlpack__(self, **kwargs):
+                self.asked.append("max_version" in kwargs)
+                if refuse_legacy and "max_version" not in kwargs:
+                    raise BufferError("no legacy export")
+                return inner.__dlpack__(**kwargs)
+
+            def __dlpack_device__(self):
+                return inner.__dlpack_device__()
+
+        return Recording()
+
+    def test_a_reader_asks_for_the_legacy_capsule_first(self):
+        array = np.arange(4.0)
+        if not NUMPY2:  # NumPy 1.x rejects max_version: the type is then legacy either way
+            self.assertEqual(m.import_tensor(array, only_reading=True)["shape"], (4,))
+            return
+        x = self.recording(array)
+        d = m.import_tensor(x, only_reading=True)
+        self.assertEqual(x.asked, [False])
+        self.assertEqual(d["shape"], (4,))
+        self.assertTrue(d["read_only"])  # nothing said it may be written
+        # Without the option, max_version and the producer's flags, as always.
+        self.assertFalse(m.import_tensor(x)["read_only"])
+        self.assertEqual(x.asked, [False, True])
+
+    @unittest.skipUnless(NUMPY2, "NumPy 1.x refuses to export a read-only array at all")
+    def test_a_refused_legacy_request_is_asked_again_with_max_version(self):
+        array = np.arange(4.0)
+        array.flags.writeable = False
+        d = m.import_tensor(array, only_reading=True)  # NumPy 2 refuses the legacy export
+        self.assertEqual(d["shape"], (4,))
+        self.assertTrue(d["read_only"])
+        x = self.recording(np.arange(3.0), refuse_legacy=True)
+        self.assertEqual(m.import_tensor(x, only_reading=True)["shape"], (3,))
+        self.assertEqual(x.asked, [False, True])
+
+    def test_copy_and_dl_device_are_asked_with_max_version(self):
+        if not NUMPY2:
+            return
+        x = self.recording(np.arange(2.0))
+        m.import_tensor(x, only_reading=True, dl_device=(1, 0))
+        self.assertEqual(x.asked, [True])
+
+
 if __name__ == "__main__":
     main()
