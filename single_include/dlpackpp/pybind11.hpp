@@ -31,8 +31,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// How the pybind11 and nanobind casters turn a Python argument into a dlpackpp value, built
-/// on `<dlpackpp/python.hpp>` (its public API, and python::detail::view_through_capsule for
-/// views that need no handle). Each loader declines (returns false, raises
+/// on `<dlpackpp/python.hpp>` (its public API, and python::detail::view_for_call for views
+/// that need no handle). Each loader declines (returns false, raises
 /// nothing, leaves no Python error pending) for anything that does not fit, so the binding
 /// library moves on to its next overload. The binding library supplies one thing: how to keep
 /// the producer's capsule alive until the call ends (`park`).
@@ -238,35 +238,18 @@ bool import_owned(PyObject* src, Handle& out) noexcept {
 /// `TensorAccessor<const T, N>` (only read), a `TensorAccessor<T, N>` (written).
 enum class Use { view, read, write };
 
-/// Loads a view of `src` into `view`: borrowed through the exchange table where the type offers
-/// the borrowing entry and `use` is not write (the view is then READ_ONLY: the table cannot
-/// say otherwise; `keeper` stays NULL), else through `src.__dlpack__()`'s capsule, left
-/// unconsumed in `keeper` (a new reference that owns the tensor, with the producer's flags;
-/// the legacy capsule first where `use` is read), which the caller must keep alive while the
-/// view is used.
+/// Loads a view of `src` into `view` (python::detail::view_for_call): borrowed through the
+/// exchange table unless `use` is write (READ_ONLY then; `keeper` stays NULL), else inside
+/// `src.__dlpack__()`'s capsule, left unconsumed in `keeper` (with the producer's flags; the
+/// legacy capsule first where `use` is read), which the caller must keep alive while the view
+/// is used.
 inline bool import_view(PyObject* src, Use use, std::optional<TensorView>& view,
                         PyObject*& keeper) noexcept {
   keeper = nullptr;
   if (plainly_not_a_tensor(src)) return false;
-#if DLPACKPP_HAS_EXCHANGE_API
-  if (use != Use::write) {
-    const DLPackExchangeAPI* api = python::exchange_api_of(src);
-    if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr) {
-      ValidateOptions options;
-      options.flags = flag::read_only;
-      DLTensor storage;  // the view keeps its own copy; shape and strides stay the producer's
-      Result<TensorView> borrowed = view_from_object(api, src, storage, options);
-      if (DLPACKPP_UNLIKELY(!borrowed)) {
-        PyErr_Clear();  // the producer's own exception, if it set one
-        return false;
-      }
-      view.emplace(std::move(*borrowed));
-      return true;
-    }
-  }
-#endif
   return or_decline([&] {
-    Result<TensorView> seen = python::detail::view_through_capsule(src, keeper, use == Use::read);
+    Result<TensorView> seen =
+        python::detail::view_for_call(src, keeper, use != Use::write, use == Use::read);
     if (DLPACKPP_UNLIKELY(!seen)) {
       forget(seen.error());
       return false;

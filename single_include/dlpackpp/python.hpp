@@ -61,6 +61,7 @@
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
 // #include "dlpackpp/python/errors.hpp" (inlined below)
 // ---- begin dlpackpp/python/errors.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -656,52 +657,62 @@ M* pointer_if(PyObject* capsule) noexcept {
   return managed;
 }
 
+// The tensor in a fresh DLPack capsule, of one kind or the other; neither set: not a fresh
+// DLPack capsule. The kind the producer was asked for (`expect_legacy`) is looked up first,
+// so a capsule of that kind costs one PyCapsule_GetPointer.
+struct CapsuleTensor {
+#if DLPACKPP_HAS_VERSIONED
+  DLManagedTensorVersioned* versioned = nullptr;
+#endif
+  DLManagedTensor* legacy = nullptr;
+};
+
+inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
+  CapsuleTensor found;
+#if DLPACKPP_HAS_VERSIONED
+  using Versioned = DLManagedTensorVersioned;
+  if (!expect_legacy) found.versioned = pointer_if<Versioned>(capsule);
+  if (found.versioned == nullptr) found.legacy = pointer_if<DLManagedTensor>(capsule);
+  if (expect_legacy && found.legacy == nullptr) found.versioned = pointer_if<Versioned>(capsule);
+#else
+  static_cast<void>(expect_legacy);
+  found.legacy = pointer_if<DLManagedTensor>(capsule);
+#endif
+  return found;
+}
+
 /// try_from_capsule, with `legacy_flags` set on a tensor that came as `"dltensor"` (the
-/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request). The
-/// kind the producer was asked for (`expect_legacy`) is tried first: a capsule of that kind
-/// costs one pointer read.
+/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request), and
+/// the kind the producer was asked for (`expect_legacy`) looked up first.
 inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
                                              std::uint64_t legacy_flags,
                                              bool expect_legacy = false) {
   if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+  const CapsuleTensor found = tensor_in(capsule, expect_legacy);
 #if DLPACKPP_HAS_VERSIONED
-  using Versioned = DLManagedTensorVersioned;
-  if (!expect_legacy) {
-    if (Versioned* managed = pointer_if<Versioned>(capsule))
-      return take_pointer(capsule, managed, options);
-  }
-  if (DLManagedTensor* managed = pointer_if<DLManagedTensor>(capsule)) {
-    Result<LegacyManagedTensor> legacy = take_pointer(capsule, managed, options);
+  if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
+  if (found.legacy != nullptr) {
+    Result<LegacyManagedTensor> legacy = take_pointer(capsule, found.legacy, options);
     if (!legacy) return legacy.error();
     return versioned_from_adopted(std::move(*legacy), legacy_flags);
   }
-  if (expect_legacy) {
-    if (Versioned* managed = pointer_if<Versioned>(capsule))
-      return take_pointer(capsule, managed, options);
-  }
 #else
   static_cast<void>(legacy_flags);  // no flags without a versioned struct
-  static_cast<void>(expect_legacy);
-  if (DLManagedTensor* managed = pointer_if<DLManagedTensor>(capsule))
-    return take_pointer(capsule, managed, options);
+  if (found.legacy != nullptr) return take_pointer(capsule, found.legacy, options);
 #endif
   return capsule_name_error(capsule);
 }
+
 // A view of the tensor in a fresh capsule, validated as adoption validates it (version, flags,
 // the catalogue) but taking no ownership: the capsule stays unconsumed, so it owns the tensor
 // and its destructor releases it. The view reads the struct in place and is valid while the
-// capsule lives. The kind the producer was asked for (`expect_legacy`) is tried first;
-// `legacy_flags` are a legacy tensor's flags, as import_capsule gives them.
+// capsule lives. `legacy_flags` and `expect_legacy` as for import_capsule.
 inline Result<TensorView> view_in_capsule(PyObject* capsule, const ValidateOptions& options,
                                           std::uint64_t legacy_flags, bool expect_legacy) {
+  const CapsuleTensor found = tensor_in(capsule, expect_legacy);
   ValidateOptions with_flags = options;
 #if DLPACKPP_HAS_VERSIONED
-  using Versioned = DLManagedTensorVersioned;
-  Versioned* versioned = expect_legacy ? nullptr : pointer_if<Versioned>(capsule);
-  DLManagedTensor* legacy = versioned != nullptr ? nullptr : pointer_if<DLManagedTensor>(capsule);
-  if (versioned == nullptr && legacy == nullptr && expect_legacy)
-    versioned = pointer_if<Versioned>(capsule);
-  if (versioned != nullptr) {
+  if (const DLManagedTensorVersioned* versioned = found.versioned) {
     if (DLPACKPP_UNLIKELY(versioned->version.major != DLPACKPP_DLPACK_MAJOR)) {
       return ::dlpackpp::detail::version_mismatch_error("version.major", versioned->version.major,
                                                         versioned->version.minor);
@@ -709,13 +720,10 @@ inline Result<TensorView> view_in_capsule(PyObject* capsule, const ValidateOptio
     with_flags.flags = versioned->flags;
     return ::dlpackpp::detail::view_in_place(versioned->dl_tensor, with_flags);
   }
-  with_flags.flags = legacy_flags;
-#else
-  static_cast<void>(expect_legacy);
-  DLManagedTensor* legacy = pointer_if<DLManagedTensor>(capsule);
-  with_flags.flags = legacy_flags;
 #endif
-  if (legacy != nullptr) return ::dlpackpp::detail::view_in_place(legacy->dl_tensor, with_flags);
+  with_flags.flags = legacy_flags;
+  if (found.legacy != nullptr)
+    return ::dlpackpp::detail::view_in_place(found.legacy->dl_tensor, with_flags);
   return capsule_name_error(capsule);
 }
 }  // namespace detail
@@ -1096,6 +1104,21 @@ inline TypeEntry* type_entry_of(Internals& in, PyObject* obj) {
   return find_type(in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
 }
 
+/// The interpreter's state and the entry of obj's type, as every import route starts.
+struct Found {
+  Internals* in;     ///< this interpreter's state
+  TypeEntry* entry;  ///< obj's type's entry (valid until the next call into Python)
+};
+/// Found for `obj`; the Error (NULL object, or the Python exception taken) otherwise.
+DLPACKPP_FORCE_INLINE Result<Found> find_entry(PyObject* obj) {
+  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
+  Internals* in = internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
+  TypeEntry* entry = type_entry_of(*in, obj);
+  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
+  return Found{in, entry};
+}
+
 /// Notes that `type`'s __dlpack__ rejected max_version: later imports skip the first try.
 inline void remember_legacy(Internals& in, PyObject* type) noexcept {
   for (int i = 0; i < in.type_count; ++i) {
@@ -1310,8 +1333,8 @@ inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, 
 // ImportOptions::only_reading) and the type is not known to be legacy already: `legacy` says
 // which kind was asked for last.
 inline PyObject* capsule_to_read(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
-                                 bool only_reading, const ImportOptions& options) {
-  if (only_reading && !legacy && !options.copy && !options.dl_device) {
+                                 const ImportOptions& options) {
+  if (options.only_reading && !legacy && !options.copy && !options.dl_device) {
     bool ask_legacy = true;
     if (PyObject* capsule = dlpack_capsule(in, obj, method, ask_legacy, options)) {
       legacy = true;
@@ -1323,6 +1346,14 @@ inline PyObject* capsule_to_read(Internals& in, PyObject* obj, PyObject* method,
 }
 
 // ---- 3. what the legacy protocol could not promise ----------------------------------------
+
+// The flags a legacy tensor gets: READ_ONLY on request, or for a reader (nothing says it may
+// be written); none where the dlpack.h in force has no versioned struct to carry them.
+inline std::uint64_t legacy_flags_of(const ImportOptions& options) noexcept {
+  return DLPACKPP_HAS_VERSIONED && (options.legacy_read_only || options.only_reading)
+             ? flag::read_only
+             : 0u;
+}
 
 // It knows neither dl_device nor copy: the request is checked against what came.
 DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(ImportedTensor&& tensor,
@@ -1348,53 +1379,15 @@ DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(ImportedTensor&&
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
                                             PyObject* method, const ImportOptions& options) {
   const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options.only_reading, options);
+  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
-  // What a legacy capsule cannot say: READ_ONLY, on request (or for a reader).
-  const std::uint64_t legacy_flags =
-      DLPACKPP_HAS_VERSIONED && (options.legacy_read_only || options.only_reading) ? flag::read_only
-                                                                                   : 0u;
-  Result<ImportedTensor> r = import_capsule(capsule, options.validate, legacy_flags, legacy);
+  Result<ImportedTensor> r =
+      import_capsule(capsule, options.validate, legacy_flags_of(options), legacy);
   Py_DECREF(capsule);  // renamed when consumed, so its destructor does nothing
   if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device)))
     return check_legacy_result(std::move(*r), obj, options);
   return r;
-}
-
-/// A view of obj's tensor through `obj.__dlpack__(...)` taking no ownership, for callers that
-/// keep a Python object alive instead of a handle (the binding casters' per-call keep-alive):
-/// on success `keeper` is a new reference to the producer's capsule, left unconsumed, which
-/// owns the tensor and releases it when it dies; the view is valid while `keeper` lives. The
-/// same call, fallback and validation as import_dlpack, without a handle, a rename or (for a
-/// legacy tensor) a versioned wrapper, with the default ImportOptions. `only_reading`: the
-/// caller never writes through the view, so the flags a versioned tensor carries (READ_ONLY)
-/// do not matter and the legacy capsule is asked for first, which producers make for less
-/// (NumPy parses no keywords); a producer that refuses it (NumPy 2 for a read-only array) is
-/// asked again with max_version. `keeper` is NULL on failure.
-inline Result<TensorView> view_through_capsule(PyObject* obj, PyObject*& keeper,
-                                               bool only_reading = false) {
-  const ImportOptions options;
-  keeper = nullptr;
-  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
-  Internals* in = internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
-  TypeEntry* entry = type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
-  bool legacy = entry->legacy;
-  const ScopedRef held(cached_dlpack(*entry, obj));  // __dlpack__ may evict the entry
-  PyObject* capsule = capsule_to_read(*in, obj, held.get(), legacy, only_reading, options);
-  if (DLPACKPP_UNLIKELY(capsule == nullptr))
-    return take_python_error(type_name_of(obj) + ".__dlpack__");
-  const std::uint64_t legacy_flags =
-      DLPACKPP_HAS_VERSIONED && only_reading ? flag::read_only : 0u;  // as import_dlpack
-  Result<TensorView> view = view_in_capsule(capsule, options.validate, legacy_flags, legacy);
-  if (DLPACKPP_UNLIKELY(!view)) {
-    Py_DECREF(capsule);  // unconsumed: its destructor releases the tensor
-    return view.error();
-  }
-  keeper = capsule;
-  return view;
 }
 
 // try_from_dlpack once the interpreter state and the type's entry are known (try_borrow
@@ -1418,6 +1411,7 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
 /// type). A Python exception from the producer comes back as an Error that
 /// set_python_error() re-raises unchanged.
 inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
+  // find_entry()'s steps, spelled out: on this hot path a Result<Found> costs ~28 instructions.
   if (DLPACKPP_UNLIKELY(obj == nullptr))
     return detail::make_error(Errc::null_pointer, "object is NULL");
   detail::Internals* in = detail::internals();
@@ -1441,12 +1435,10 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
   if (obj == nullptr) return detail::make_error(Errc::null_pointer, "object is NULL");
   if (device == Device::cpu()) return static_cast<void*>(nullptr);
 #if DLPACKPP_HAS_EXCHANGE_API
-  detail::Internals* in = detail::internals();
-  if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
-  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
-  if (entry->api != nullptr) {
-    Result<void*> stream = ::dlpackpp::current_stream(entry->api, device);
+  Result<detail::Found> found = detail::find_entry(obj);
+  if (!found) return found.error();
+  if (const auto* api = found->entry->api) {
+    Result<void*> stream = ::dlpackpp::current_stream(api, device);
     if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
     return stream;
   }
@@ -1704,6 +1696,50 @@ inline Result<void> own_tensor_fits(const ImportedTensor& own, const ValidateOpt
   ValidateOptions with_flags = options;
   with_flags.flags = own.flags();
   return validate(own.get()->dl_tensor, with_flags);
+}
+
+/// The view a binding caster loads for one call, taking no ownership. Borrowed through the
+/// exchange table where `may_borrow` and the type offers the borrowing entry: the view keeps
+/// its own copy of the DLTensor and is READ_ONLY (the table carries no flags); `keeper` stays
+/// NULL. Otherwise read inside `obj.__dlpack__()`'s capsule, left unconsumed in `keeper` (a
+/// new reference that owns the tensor and releases it when it dies, so the view is valid
+/// while `keeper` lives), with the import route's call, fallback and validation;
+/// `only_reading` as ImportOptions::only_reading. `keeper` is NULL on failure.
+inline Result<TensorView> view_for_call(PyObject* obj, PyObject*& keeper, bool may_borrow,
+                                        bool only_reading) {
+  keeper = nullptr;
+  Result<Found> found = find_entry(obj);
+  if (DLPACKPP_UNLIKELY(!found)) return found.error();
+  TypeEntry& entry = *found->entry;
+#if DLPACKPP_HAS_EXCHANGE_API
+  const DLPackExchangeAPI* api = entry.api;
+  if (may_borrow && api != nullptr && api->dltensor_from_py_object_no_sync != nullptr) {
+    ValidateOptions read_only;
+    read_only.flags = flag::read_only;
+    DLTensor storage;  // the view keeps its own copy; shape and strides stay the producer's
+    Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, read_only);
+    if (DLPACKPP_UNLIKELY(!view))
+      return exchange_error(view.error(), obj, "dltensor_from_py_object_no_sync");
+    return view;
+  }
+#else
+  static_cast<void>(may_borrow);
+#endif
+  ImportOptions options;
+  options.only_reading = only_reading;
+  bool legacy = entry.legacy;
+  const ScopedRef held(cached_dlpack(entry, obj));  // __dlpack__ may evict the entry
+  PyObject* capsule = capsule_to_read(*found->in, obj, held.get(), legacy, options);
+  if (DLPACKPP_UNLIKELY(capsule == nullptr))
+    return take_python_error(type_name_of(obj) + ".__dlpack__");
+  Result<TensorView> view =
+      view_in_capsule(capsule, options.validate, legacy_flags_of(options), legacy);
+  if (DLPACKPP_UNLIKELY(!view)) {
+    Py_DECREF(capsule);  // unconsumed: its destructor releases the tensor
+    return view.error();
+  }
+  keeper = capsule;
+  return view;
 }
 }  // namespace detail
 

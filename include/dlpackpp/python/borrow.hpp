@@ -11,6 +11,7 @@
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/exchange_api.hpp"
+#include "dlpackpp/flags.hpp"
 #include "dlpackpp/python/errors.hpp"
 #include "dlpackpp/python/gil.hpp"
 #include "dlpackpp/python/import.hpp"
@@ -53,6 +54,50 @@ inline Result<void> own_tensor_fits(const ImportedTensor& own, const ValidateOpt
   ValidateOptions with_flags = options;
   with_flags.flags = own.flags();
   return validate(own.get()->dl_tensor, with_flags);
+}
+
+/// The view a binding caster loads for one call, taking no ownership. Borrowed through the
+/// exchange table where `may_borrow` and the type offers the borrowing entry: the view keeps
+/// its own copy of the DLTensor and is READ_ONLY (the table carries no flags); `keeper` stays
+/// NULL. Otherwise read inside `obj.__dlpack__()`'s capsule, left unconsumed in `keeper` (a
+/// new reference that owns the tensor and releases it when it dies, so the view is valid
+/// while `keeper` lives), with the import route's call, fallback and validation;
+/// `only_reading` as ImportOptions::only_reading. `keeper` is NULL on failure.
+inline Result<TensorView> view_for_call(PyObject* obj, PyObject*& keeper, bool may_borrow,
+                                        bool only_reading) {
+  keeper = nullptr;
+  Result<Found> found = find_entry(obj);
+  if (DLPACKPP_UNLIKELY(!found)) return found.error();
+  TypeEntry& entry = *found->entry;
+#if DLPACKPP_HAS_EXCHANGE_API
+  const DLPackExchangeAPI* api = entry.api;
+  if (may_borrow && api != nullptr && api->dltensor_from_py_object_no_sync != nullptr) {
+    ValidateOptions read_only;
+    read_only.flags = flag::read_only;
+    DLTensor storage;  // the view keeps its own copy; shape and strides stay the producer's
+    Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, read_only);
+    if (DLPACKPP_UNLIKELY(!view))
+      return exchange_error(view.error(), obj, "dltensor_from_py_object_no_sync");
+    return view;
+  }
+#else
+  static_cast<void>(may_borrow);
+#endif
+  ImportOptions options;
+  options.only_reading = only_reading;
+  bool legacy = entry.legacy;
+  const ScopedRef held(cached_dlpack(entry, obj));  // __dlpack__ may evict the entry
+  PyObject* capsule = capsule_to_read(*found->in, obj, held.get(), legacy, options);
+  if (DLPACKPP_UNLIKELY(capsule == nullptr))
+    return take_python_error(type_name_of(obj) + ".__dlpack__");
+  Result<TensorView> view =
+      view_in_capsule(capsule, options.validate, legacy_flags_of(options), legacy);
+  if (DLPACKPP_UNLIKELY(!view)) {
+    Py_DECREF(capsule);  // unconsumed: its destructor releases the tensor
+    return view.error();
+  }
+  keeper = capsule;
+  return view;
 }
 }  // namespace detail
 

@@ -135,52 +135,62 @@ M* pointer_if(PyObject* capsule) noexcept {
   return managed;
 }
 
+// The tensor in a fresh DLPack capsule, of one kind or the other; neither set: not a fresh
+// DLPack capsule. The kind the producer was asked for (`expect_legacy`) is looked up first,
+// so a capsule of that kind costs one PyCapsule_GetPointer.
+struct CapsuleTensor {
+#if DLPACKPP_HAS_VERSIONED
+  DLManagedTensorVersioned* versioned = nullptr;
+#endif
+  DLManagedTensor* legacy = nullptr;
+};
+
+inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
+  CapsuleTensor found;
+#if DLPACKPP_HAS_VERSIONED
+  using Versioned = DLManagedTensorVersioned;
+  if (!expect_legacy) found.versioned = pointer_if<Versioned>(capsule);
+  if (found.versioned == nullptr) found.legacy = pointer_if<DLManagedTensor>(capsule);
+  if (expect_legacy && found.legacy == nullptr) found.versioned = pointer_if<Versioned>(capsule);
+#else
+  static_cast<void>(expect_legacy);
+  found.legacy = pointer_if<DLManagedTensor>(capsule);
+#endif
+  return found;
+}
+
 /// try_from_capsule, with `legacy_flags` set on a tensor that came as `"dltensor"` (the
-/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request). The
-/// kind the producer was asked for (`expect_legacy`) is tried first: a capsule of that kind
-/// costs one pointer read.
+/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request), and
+/// the kind the producer was asked for (`expect_legacy`) looked up first.
 inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
                                              std::uint64_t legacy_flags,
                                              bool expect_legacy = false) {
   if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+  const CapsuleTensor found = tensor_in(capsule, expect_legacy);
 #if DLPACKPP_HAS_VERSIONED
-  using Versioned = DLManagedTensorVersioned;
-  if (!expect_legacy) {
-    if (Versioned* managed = pointer_if<Versioned>(capsule))
-      return take_pointer(capsule, managed, options);
-  }
-  if (DLManagedTensor* managed = pointer_if<DLManagedTensor>(capsule)) {
-    Result<LegacyManagedTensor> legacy = take_pointer(capsule, managed, options);
+  if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
+  if (found.legacy != nullptr) {
+    Result<LegacyManagedTensor> legacy = take_pointer(capsule, found.legacy, options);
     if (!legacy) return legacy.error();
     return versioned_from_adopted(std::move(*legacy), legacy_flags);
   }
-  if (expect_legacy) {
-    if (Versioned* managed = pointer_if<Versioned>(capsule))
-      return take_pointer(capsule, managed, options);
-  }
 #else
   static_cast<void>(legacy_flags);  // no flags without a versioned struct
-  static_cast<void>(expect_legacy);
-  if (DLManagedTensor* managed = pointer_if<DLManagedTensor>(capsule))
-    return take_pointer(capsule, managed, options);
+  if (found.legacy != nullptr) return take_pointer(capsule, found.legacy, options);
 #endif
   return capsule_name_error(capsule);
 }
+
 // A view of the tensor in a fresh capsule, validated as adoption validates it (version, flags,
 // the catalogue) but taking no ownership: the capsule stays unconsumed, so it owns the tensor
 // and its destructor releases it. The view reads the struct in place and is valid while the
-// capsule lives. The kind the producer was asked for (`expect_legacy`) is tried first;
-// `legacy_flags` are a legacy tensor's flags, as import_capsule gives them.
+// capsule lives. `legacy_flags` and `expect_legacy` as for import_capsule.
 inline Result<TensorView> view_in_capsule(PyObject* capsule, const ValidateOptions& options,
                                           std::uint64_t legacy_flags, bool expect_legacy) {
+  const CapsuleTensor found = tensor_in(capsule, expect_legacy);
   ValidateOptions with_flags = options;
 #if DLPACKPP_HAS_VERSIONED
-  using Versioned = DLManagedTensorVersioned;
-  Versioned* versioned = expect_legacy ? nullptr : pointer_if<Versioned>(capsule);
-  DLManagedTensor* legacy = versioned != nullptr ? nullptr : pointer_if<DLManagedTensor>(capsule);
-  if (versioned == nullptr && legacy == nullptr && expect_legacy)
-    versioned = pointer_if<Versioned>(capsule);
-  if (versioned != nullptr) {
+  if (const DLManagedTensorVersioned* versioned = found.versioned) {
     if (DLPACKPP_UNLIKELY(versioned->version.major != DLPACKPP_DLPACK_MAJOR)) {
       return ::dlpackpp::detail::version_mismatch_error("version.major", versioned->version.major,
                                                         versioned->version.minor);
@@ -188,13 +198,10 @@ inline Result<TensorView> view_in_capsule(PyObject* capsule, const ValidateOptio
     with_flags.flags = versioned->flags;
     return ::dlpackpp::detail::view_in_place(versioned->dl_tensor, with_flags);
   }
-  with_flags.flags = legacy_flags;
-#else
-  static_cast<void>(expect_legacy);
-  DLManagedTensor* legacy = pointer_if<DLManagedTensor>(capsule);
-  with_flags.flags = legacy_flags;
 #endif
-  if (legacy != nullptr) return ::dlpackpp::detail::view_in_place(legacy->dl_tensor, with_flags);
+  with_flags.flags = legacy_flags;
+  if (found.legacy != nullptr)
+    return ::dlpackpp::detail::view_in_place(found.legacy->dl_tensor, with_flags);
   return capsule_name_error(capsule);
 }
 }  // namespace detail

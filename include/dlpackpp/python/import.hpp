@@ -201,8 +201,8 @@ inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, 
 // ImportOptions::only_reading) and the type is not known to be legacy already: `legacy` says
 // which kind was asked for last.
 inline PyObject* capsule_to_read(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
-                                 bool only_reading, const ImportOptions& options) {
-  if (only_reading && !legacy && !options.copy && !options.dl_device) {
+                                 const ImportOptions& options) {
+  if (options.only_reading && !legacy && !options.copy && !options.dl_device) {
     bool ask_legacy = true;
     if (PyObject* capsule = dlpack_capsule(in, obj, method, ask_legacy, options)) {
       legacy = true;
@@ -214,6 +214,14 @@ inline PyObject* capsule_to_read(Internals& in, PyObject* obj, PyObject* method,
 }
 
 // ---- 3. what the legacy protocol could not promise ----------------------------------------
+
+// The flags a legacy tensor gets: READ_ONLY on request, or for a reader (nothing says it may
+// be written); none where the dlpack.h in force has no versioned struct to carry them.
+inline std::uint64_t legacy_flags_of(const ImportOptions& options) noexcept {
+  return DLPACKPP_HAS_VERSIONED && (options.legacy_read_only || options.only_reading)
+             ? flag::read_only
+             : 0u;
+}
 
 // It knows neither dl_device nor copy: the request is checked against what came.
 DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(ImportedTensor&& tensor,
@@ -239,53 +247,15 @@ DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(ImportedTensor&&
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
                                             PyObject* method, const ImportOptions& options) {
   const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options.only_reading, options);
+  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
-  // What a legacy capsule cannot say: READ_ONLY, on request (or for a reader).
-  const std::uint64_t legacy_flags =
-      DLPACKPP_HAS_VERSIONED && (options.legacy_read_only || options.only_reading) ? flag::read_only
-                                                                                   : 0u;
-  Result<ImportedTensor> r = import_capsule(capsule, options.validate, legacy_flags, legacy);
+  Result<ImportedTensor> r =
+      import_capsule(capsule, options.validate, legacy_flags_of(options), legacy);
   Py_DECREF(capsule);  // renamed when consumed, so its destructor does nothing
   if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device)))
     return check_legacy_result(std::move(*r), obj, options);
   return r;
-}
-
-/// A view of obj's tensor through `obj.__dlpack__(...)` taking no ownership, for callers that
-/// keep a Python object alive instead of a handle (the binding casters' per-call keep-alive):
-/// on success `keeper` is a new reference to the producer's capsule, left unconsumed, which
-/// owns the tensor and releases it when it dies; the view is valid while `keeper` lives. The
-/// same call, fallback and validation as import_dlpack, without a handle, a rename or (for a
-/// legacy tensor) a versioned wrapper, with the default ImportOptions. `only_reading`: the
-/// caller never writes through the view, so the flags a versioned tensor carries (READ_ONLY)
-/// do not matter and the legacy capsule is asked for first, which producers make for less
-/// (NumPy parses no keywords); a producer that refuses it (NumPy 2 for a read-only array) is
-/// asked again with max_version. `keeper` is NULL on failure.
-inline Result<TensorView> view_through_capsule(PyObject* obj, PyObject*& keeper,
-                                               bool only_reading = false) {
-  const ImportOptions options;
-  keeper = nullptr;
-  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
-  Internals* in = internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
-  TypeEntry* entry = type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
-  bool legacy = entry->legacy;
-  const ScopedRef held(cached_dlpack(*entry, obj));  // __dlpack__ may evict the entry
-  PyObject* capsule = capsule_to_read(*in, obj, held.get(), legacy, only_reading, options);
-  if (DLPACKPP_UNLIKELY(capsule == nullptr))
-    return take_python_error(type_name_of(obj) + ".__dlpack__");
-  const std::uint64_t legacy_flags =
-      DLPACKPP_HAS_VERSIONED && only_reading ? flag::read_only : 0u;  // as import_dlpack
-  Result<TensorView> view = view_in_capsule(capsule, options.validate, legacy_flags, legacy);
-  if (DLPACKPP_UNLIKELY(!view)) {
-    Py_DECREF(capsule);  // unconsumed: its destructor releases the tensor
-    return view.error();
-  }
-  keeper = capsule;
-  return view;
 }
 
 // try_from_dlpack once the interpreter state and the type's entry are known (try_borrow
@@ -309,6 +279,7 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
 /// type). A Python exception from the producer comes back as an Error that
 /// set_python_error() re-raises unchanged.
 inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
+  // find_entry()'s steps, spelled out: on this hot path a Result<Found> costs ~28 instructions.
   if (DLPACKPP_UNLIKELY(obj == nullptr))
     return detail::make_error(Errc::null_pointer, "object is NULL");
   detail::Internals* in = detail::internals();
@@ -332,12 +303,10 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
   if (obj == nullptr) return detail::make_error(Errc::null_pointer, "object is NULL");
   if (device == Device::cpu()) return static_cast<void*>(nullptr);
 #if DLPACKPP_HAS_EXCHANGE_API
-  detail::Internals* in = detail::internals();
-  if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
-  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
-  if (entry->api != nullptr) {
-    Result<void*> stream = ::dlpackpp::current_stream(entry->api, device);
+  Result<detail::Found> found = detail::find_entry(obj);
+  if (!found) return found.error();
+  if (const auto* api = found->entry->api) {
+    Result<void*> stream = ::dlpackpp::current_stream(api, device);
     if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
     return stream;
   }

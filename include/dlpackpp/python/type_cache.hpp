@@ -154,6 +154,21 @@ inline TypeEntry* type_entry_of(Internals& in, PyObject* obj) {
   return find_type(in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
 }
 
+/// The interpreter's state and the entry of obj's type, as every import route starts.
+struct Found {
+  Internals* in;     ///< this interpreter's state
+  TypeEntry* entry;  ///< obj's type's entry (valid until the next call into Python)
+};
+/// Found for `obj`; the Error (NULL object, or the Python exception taken) otherwise.
+DLPACKPP_FORCE_INLINE Result<Found> find_entry(PyObject* obj) {
+  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
+  Internals* in = internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
+  TypeEntry* entry = type_entry_of(*in, obj);
+  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
+  return Found{in, entry};
+}
+
 /// Notes that `type`'s __dlpack__ rejected max_version: later imports skip the first try.
 inline void remember_legacy(Internals& in, PyObject* type) noexcept {
   for (int i = 0; i < in.type_count; ++i) {
