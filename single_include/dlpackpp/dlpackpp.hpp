@@ -762,6 +762,7 @@ enum class Errc : int {
   invalid_argument,      ///< An argument that does not parse or does not fit.
   out_of_range,          ///< An index outside its valid range.
   shape_mismatch,        ///< An extent differs from the one the caller requires.
+  overlapping,           ///< A mutable access to a layout whose elements share addresses.
 };
 
 /// The enumerator's name, e.g. "negative_shape"; "unknown" for values outside Errc.
@@ -809,6 +810,8 @@ constexpr const char* to_string(Errc code) noexcept {
       return "out_of_range";
     case Errc::shape_mismatch:
       return "shape_mismatch";
+    case Errc::overlapping:
+      return "overlapping";
   }
   return "unknown";
 }
@@ -3262,10 +3265,11 @@ DLPACKPP_END_NAMESPACE
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The access rules: what a consumer may do with a validated tensor (typed access by dtype,
-/// writability, alignment and addressability; rank, shape and device requirements), shared by
-/// TensorView, ManagedTensor's typed fast path, iterate.hpp and mdspan.hpp. Messages are built
-/// out of line and laid out cold, so each check inlines to a compare and a branch. Sits above
-/// the value types it reads (device, dtype, error, flags, int_span).
+/// writability, one address per written element, alignment and addressability; rank, shape
+/// and device requirements), shared by TensorView, ManagedTensor's typed fast path,
+/// iterate.hpp and mdspan.hpp. Messages are built out of line and laid out cold, so each
+/// check inlines to a compare and a branch. Sits above the value types it reads (device,
+/// dtype, error, flags, int_span).
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -3303,6 +3307,13 @@ DLPACKPP_COLD inline Error device_error(Device actual, Device wanted) {
 DLPACKPP_COLD inline Error read_only_error() {
   return make_error(Errc::read_only,
                     "tensor is READ_ONLY; read it through a const type or const_data()");
+}
+
+/// A write to a layout where a stride of 0 spans more than one index.
+DLPACKPP_COLD inline Error overlapping_error(int d, std::int64_t extent) {
+  return make_error(Errc::overlapping, "strides[", d, "] is 0 over extent ", extent,
+                    ": elements overlap; a writable access needs one address per element "
+                    "(read it through a const type, or copy it)");
 }
 
 /// Typed access to elements packed below one byte.
@@ -3350,6 +3361,37 @@ template <class T>
 inline bool aligned_as(const void* first) noexcept {
   return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
 }
+/// The overlap a write can see cheaply, as PyTorch's in-place operations refuse it: the
+/// first dimension whose stride is 0 over an extent above 1, or -1 (also for an empty
+/// tensor, which has no element to share, and for NULL strides, which are compact).
+/// Other overlaps, such as two dimensions with one stride, are not looked for.
+inline int zero_stride_dim(const std::int64_t* shape, const std::int64_t* strides,
+                           int ndim) noexcept {
+  if (strides == nullptr) return -1;
+  int found = -1;
+  for (int d = 0; d < ndim; ++d) {
+    if (shape[d] == 0) return -1;
+    if (found < 0 && strides[d] == 0 && shape[d] > 1) found = d;
+  }
+  return found;
+}
+/// Writing through T has one address per element: always for a const T (only reads), else
+/// unless zero_stride_dim() finds a dimension. `dense` (row-major contiguity a view knows
+/// already) settles it without reading the strides.
+template <class T>
+DLPACKPP_FORCE_INLINE bool one_address_each(bool dense, const std::int64_t* shape,
+                                            const std::int64_t* strides, int ndim) noexcept {
+  return std::is_const<T>::value || dense || zero_stride_dim(shape, strides, ndim) < 0;
+}
+/// Why one_address_each() refuses, for a layout it may accept.
+template <class T>
+Result<void> overlap_problem(const std::int64_t* shape, const std::int64_t* strides, int ndim) {
+  if (std::is_const<T>::value) return {};
+  const int d = zero_stride_dim(shape, strides, ndim);
+  if (DLPACKPP_UNLIKELY(d >= 0)) return overlapping_error(d, shape[d]);
+  return {};
+}
+
 /// Elements have addresses unless they are packed below one byte.
 constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
   return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
@@ -3393,17 +3435,36 @@ Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, con
   return {};
 }
 
-/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
-/// nothing but the tensor's address, so the hot caller prepares no arguments.
+/// The Error of a refused element_ok() or one_address_each() on `t` (with `flags`, and
+/// `strides` where they are not t.strides, as a view's normalized ones), built out of line
+/// from little more than the tensor's address, so the hot caller prepares next to nothing.
+template <class T>
+DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags,
+                                  const std::int64_t* strides) {
+  Result<void> ok = element_problem<T>(t.dtype, flags, first_element(t));
+  if (ok) ok = overlap_problem<T>(t.shape, strides, static_cast<int>(t.ndim));
+  return ok.error();
+}
+/// As above, with the tensor's own strides.
 template <class T>
 DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
-  return element_problem<T>(t.dtype, flags, first_element(t)).error();
+  return element_error<T>(t, flags, t.strides);
 }
 
-/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
+/// The Error of a refused accessor_ok() or one_address_each() on `t`, built out of line
+/// (arguments as element_error()'s).
+template <class T, int N>
+DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags,
+                                   const std::int64_t* strides) {
+  const auto ndim = static_cast<int>(t.ndim);
+  Result<void> ok = accessor_problem<T, N>(t.dtype, flags, ndim, first_element(t));
+  if (ok) ok = overlap_problem<T>(t.shape, strides, ndim);
+  return ok.error();
+}
+/// As above, with the tensor's own strides.
 template <class T, int N>
 DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
-  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
+  return accessor_error<T, N>(t, flags, t.strides);
 }
 
 /// require_shape(): rank, then the wildcard's range, then the first differing extent.
@@ -3531,20 +3592,22 @@ class TensorView {
 
   /// The first element (data + byte_offset; NULL when data is), for reading.
   const void* const_data() const noexcept { return first(); }
-  /// The first element for writing: Errc::read_only on a READ_ONLY view (read through
-  /// const_data() or a const T instead).
+  /// The first element for writing: Errc::read_only on a READ_ONLY view, Errc::overlapping
+  /// where elements share addresses (read through const_data() or a const T instead).
   void* data() const {
     require_writable();
     return first();
   }
   /// The first element as T*: Errc::dtype_mismatch unless dtype_of<T> == dtype(),
   /// Errc::read_only for a non-const T on a READ_ONLY view, Errc::misaligned unless the
-  /// address is aligned for T.
+  /// address is aligned for T, Errc::overlapping for a non-const T where elements share
+  /// addresses (a stride of 0 over an extent above 1). `p[k]` walks memory, which is
+  /// row-major index order only when is_contiguous(); otherwise index through strides().
   template <class T>
   T* data() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
-      throw_error(detail::element_error<T>(storage_.tensor(), flags_));
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p) || !apart<T>())) {
+      throw_error(detail::element_error<T>(storage_.tensor(), flags_, strides_data()));
     }
     return static_cast<T*>(p);
   }
@@ -3552,8 +3615,8 @@ class TensorView {
   template <class T>
   Result<T*> try_data() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
-      return detail::element_error<T>(storage_.tensor(), flags_);
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p) || !apart<T>())) {
+      return detail::element_error<T>(storage_.tensor(), flags_, strides_data());
     }
     return static_cast<T*>(p);
   }
@@ -3634,17 +3697,18 @@ class TensorView {
   DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
     return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
   }
-  /// Errc::read_only when the producer forbade writes.
+  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
+  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
   const TensorView& require_writable() const& {
-    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+    return self_or_throw(writable(), [&] { return writable_error(); });
   }
   /// As above, for a temporary view.
   TensorView require_writable() && {
-    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+    return self_or_throw(writable(), [&] { return writable_error(); });
   }
   /// Non-throwing require_writable().
   DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
-    return self_or_error(!read_only(), [] { return detail::read_only_error(); });
+    return self_or_error(writable(), [&] { return writable_error(); });
   }
 
   /// Row-major dense: strides are the running product of the extents to their right.
@@ -3659,14 +3723,15 @@ class TensorView {
     return facts_.numel == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
   }
 
-  /// A typed, strided accessor of rank N, checked once: dtype, rank, writability for a
-  /// non-const T, alignment, and addressable elements (packed sub-byte types are not:
-  /// Errc::unsupported_dtype).
+  /// A typed, strided accessor of rank N, checked once: dtype, rank, writability and one
+  /// address per element (Errc::overlapping) for a non-const T, alignment, and addressable
+  /// elements (packed sub-byte types are not: Errc::unsupported_dtype).
   template <class T, int N>
   TensorAccessor<T, N> accessor() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
-      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_));
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)) ||
+                          !apart<T>())) {
+      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_, strides_data()));
     }
     return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
@@ -3674,8 +3739,9 @@ class TensorView {
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
-      return detail::accessor_error<T, N>(storage_.tensor(), flags_);
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)) ||
+                          !apart<T>())) {
+      return detail::accessor_error<T, N>(storage_.tensor(), flags_, strides_data());
     }
     return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
@@ -3777,6 +3843,17 @@ class TensorView {
   }
   DLPACKPP_COLD Error mismatch(Device expected) const {
     return detail::device_error(device(), expected);
+  }
+  // Writing through T gives each element its own address; a contiguous view (the common
+  // case, known from validation) never reads its strides for it, and a const T costs nothing.
+  template <class T>
+  DLPACKPP_FORCE_INLINE bool apart() const noexcept {
+    return detail::one_address_each<T>(facts_.contiguous, shape_data(), strides_data(), ndim());
+  }
+  DLPACKPP_FORCE_INLINE bool writable() const noexcept { return !read_only() && apart<void>(); }
+  DLPACKPP_COLD Error writable_error() const {
+    if (read_only()) return detail::read_only_error();
+    return detail::overlap_problem<void>(shape_data(), strides_data(), ndim()).error();
   }
   DLPACKPP_COLD Error not_contiguous_error() const {
     return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
@@ -4918,6 +4995,14 @@ DLPACKPP_END_NAMESPACE
 /// spellings of the header's link to the older table are understood: `prev_api` (DLPack
 /// 1.2+) and `prev_version_api` (the draft some 1.1-era framework headers carry; predefine
 /// DLPACKPP_HAS_EXCHANGE_API=1 for those).
+
+// #include "dlpackpp/exchange_api/consumer.hpp" (inlined below)
+// ---- begin dlpackpp/exchange_api/consumer.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The consumer side of the DLPack exchange API: finding a usable table in a chain and the
+/// typed wrappers over one table's entries (import, borrow, stream, allocation, hand-over),
+/// each validating what the producer returns. Empty where dlpack.h does not declare the API.
 ///
 /// Failures the producer reports (a non-zero return) become Errc::invalid_argument: the
 /// request was refused by the producer. For every function but the allocator the producer's
@@ -4926,53 +5011,12 @@ DLPACKPP_END_NAMESPACE
 /// "managed_tensor_allocator failed: <kind>: <message>".
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
-// #include "dlpackpp/error.hpp" (already inlined)
-
-DLPACKPP_BEGIN_NAMESPACE
-namespace detail {
-/// The Python exception class an Errc maps to, for every header that reports errors to
-/// Python (the producer kit's SetError kinds, python.hpp's exceptions); defined whatever
-/// dlpack.h is in force.
-enum class PythonErrorClass { buffer_error, type_error, value_error };
-
-/// BufferError for what cannot be exchanged (version, device, flags, writability),
-/// TypeError for a wrong or unsupported dtype or rank, ValueError for the rest.
-constexpr PythonErrorClass python_error_class(Errc code) noexcept {
-  switch (code) {
-    case Errc::version_mismatch:
-    case Errc::unsupported_device:
-    case Errc::device_mismatch:
-    case Errc::invalid_flags:
-    case Errc::read_only:
-      return PythonErrorClass::buffer_error;
-    case Errc::unsupported_dtype:
-    case Errc::dtype_mismatch:
-    case Errc::rank_mismatch:
-      return PythonErrorClass::type_error;
-    default:
-      return PythonErrorClass::value_error;
-  }
-}
-
-/// The Python name of the class: "BufferError", "TypeError" or "ValueError".
-constexpr const char* python_error_name(PythonErrorClass c) noexcept {
-  switch (c) {
-    case PythonErrorClass::buffer_error:
-      return "BufferError";
-    case PythonErrorClass::type_error:
-      return "TypeError";
-    case PythonErrorClass::value_error:
-      break;
-  }
-  return "ValueError";
-}
-}  // namespace detail
-DLPACKPP_END_NAMESPACE
 
 #if DLPACKPP_HAS_EXCHANGE_API
 
 // #include "dlpackpp/device.hpp" (already inlined)
 // #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
 // #include "dlpackpp/int_span.hpp" (already inlined)
 // #include "dlpackpp/managed_tensor.hpp" (already inlined)
 // #include "dlpackpp/tensor_view.hpp" (already inlined)
@@ -4980,12 +5024,7 @@ DLPACKPP_END_NAMESPACE
 
 #include <cstddef>
 #include <cstdint>
-#include <exception>
-#include <new>
 #include <string>
-#include <string_view>
-#include <type_traits>
-#include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
 
@@ -5241,9 +5280,93 @@ inline Result<void*> to_object(const DLPackExchangeAPI* api, ManagedTensor&& ten
   return object;
 }
 
-// ------------------------------------------------------------------------------------------
-// Producer kit
-// ------------------------------------------------------------------------------------------
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_HAS_EXCHANGE_API
+
+// ---- end dlpackpp/exchange_api/consumer.hpp ----
+// #include "dlpackpp/exchange_api/error_kinds.hpp" (inlined below)
+// ---- begin dlpackpp/exchange_api/error_kinds.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Which Python exception an Errc becomes: the one table that the producer kit's SetError
+/// kinds and python/errors.hpp's exceptions share. Needs no Python.h and no exchange API, so
+/// it is defined whatever dlpack.h is in force.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+/// The Python exception class an Errc maps to.
+enum class PythonErrorClass { buffer_error, type_error, value_error };
+
+/// BufferError for what cannot be exchanged (version, device, flags, writability),
+/// TypeError for a wrong or unsupported dtype or rank, ValueError for the rest.
+constexpr PythonErrorClass python_error_class(Errc code) noexcept {
+  switch (code) {
+    case Errc::version_mismatch:
+    case Errc::unsupported_device:
+    case Errc::device_mismatch:
+    case Errc::invalid_flags:
+    case Errc::read_only:
+      return PythonErrorClass::buffer_error;
+    case Errc::unsupported_dtype:
+    case Errc::dtype_mismatch:
+    case Errc::rank_mismatch:
+      return PythonErrorClass::type_error;
+    default:
+      return PythonErrorClass::value_error;
+  }
+}
+
+/// The Python name of the class: "BufferError", "TypeError" or "ValueError".
+constexpr const char* python_error_name(PythonErrorClass c) noexcept {
+  switch (c) {
+    case PythonErrorClass::buffer_error:
+      return "BufferError";
+    case PythonErrorClass::type_error:
+      return "TypeError";
+    case PythonErrorClass::value_error:
+      break;
+  }
+  return "ValueError";
+}
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/exchange_api/error_kinds.hpp ----
+// #include "dlpackpp/exchange_api/producer.hpp" (inlined below)
+// ---- begin dlpackpp/exchange_api/producer.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The producer side of the DLPack exchange API: make_exchange_api<Impl>() builds one static
+/// table whose C entry points call Impl's functions, check what crosses the C boundary with
+/// the consumer's own checks, and never let an exception out. Each trampoline's body is a
+/// lambda marked DLPACKPP_LAMBDA_FORCE_INLINE: clang otherwise keeps the lambda apart, which
+/// doubles the cost of the borrow hot path's producer call. Empty where dlpack.h does not
+/// declare the API.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+
+#if DLPACKPP_HAS_EXCHANGE_API
+
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/exchange_api/consumer.hpp" (already inlined)
+// #include "dlpackpp/exchange_api/error_kinds.hpp" (already inlined)
+// #include "dlpackpp/managed_tensor.hpp" (already inlined)
+// #include "dlpackpp/validate.hpp" (already inlined)
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -5300,14 +5423,6 @@ template <class T>
 Result<T> as_result(Result<T> result) {
   return result;
 }
-
-// Folds a trampoline's body into the trampoline (clang otherwise keeps the lambda apart,
-// which doubles the cost of the borrow hot path's producer call).
-#if defined(__GNUC__) || defined(__clang__)
-#define DLPACKPP_DETAIL_LAMBDA_INLINE __attribute__((always_inline))
-#else
-#define DLPACKPP_DETAIL_LAMBDA_INLINE
-#endif
 
 /// Runs `body` (returning Result<void>) for a C entry point: 0 on success; on an Error or
 /// any exception, `report(kind, message)` and -1. Nothing escapes into C.
@@ -5366,7 +5481,7 @@ struct ExchangeTrampolines {
       // SetError takes NUL-terminated text: every message here is a what() or a literal.
       if (set_error != nullptr) set_error(error_context, kind, message.data());
     };
-    return exchange_guard(through_set_error, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+    return exchange_guard(through_set_error, [&]() DLPACKPP_LAMBDA_FORCE_INLINE -> Result<void> {
       if (out == nullptr) return exchange_null_argument("managed_tensor_allocator", "out");
       if (prototype == nullptr) {
         return exchange_null_argument("managed_tensor_allocator", "prototype");
@@ -5385,7 +5500,7 @@ struct ExchangeTrampolines {
 
   static int from_py_object(void* py_object, DLManagedTensorVersioned** out) noexcept {
     if (out != nullptr) *out = nullptr;
-    return exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+    return exchange_guard(&report, [&]() DLPACKPP_LAMBDA_FORCE_INLINE -> Result<void> {
       constexpr const char* function = "managed_tensor_from_py_object_no_sync";
       if (out == nullptr) return exchange_null_argument(function, "out");
       if (py_object == nullptr) return exchange_null_argument(function, "py_object");
@@ -5401,22 +5516,20 @@ struct ExchangeTrampolines {
     constexpr const char* function = "managed_tensor_to_py_object_no_sync";
     if (out_py_object != nullptr) *out_py_object = nullptr;
     // Checked before anything owns it: a refused tensor stays the caller's.
-    const int checked =
-        exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
-          if (out_py_object == nullptr) return exchange_null_argument(function, "out_py_object");
-          if (tensor == nullptr) return exchange_null_argument(function, "tensor");
-          if (tensor->version.major != DLPACKPP_DLPACK_MAJOR) {
-            return version_mismatch_error(
-                "managed_tensor_to_py_object_no_sync: tensor version.major", tensor->version.major,
-                tensor->version.minor);
-          }
-          ValidateOptions options;
-          options.flags = tensor->flags;
-          return validate(tensor->dl_tensor, options);
-        });
+    const int checked = exchange_guard(&report, [&]() DLPACKPP_LAMBDA_FORCE_INLINE -> Result<void> {
+      if (out_py_object == nullptr) return exchange_null_argument(function, "out_py_object");
+      if (tensor == nullptr) return exchange_null_argument(function, "tensor");
+      if (tensor->version.major != DLPACKPP_DLPACK_MAJOR) {
+        return version_mismatch_error("managed_tensor_to_py_object_no_sync: tensor version.major",
+                                      tensor->version.major, tensor->version.minor);
+      }
+      ValidateOptions options;
+      options.flags = tensor->flags;
+      return validate(tensor->dl_tensor, options);
+    });
     if (checked != 0) return checked;
     ManagedTensor owned = ManagedTensor::adopt_unchecked(tensor);
-    const int rc = exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+    const int rc = exchange_guard(&report, [&]() DLPACKPP_LAMBDA_FORCE_INLINE -> Result<void> {
       auto object = as_result(Impl::managed_tensor_to_py_object_no_sync(owned));
       if (!object) return object.error();
       if (*object == nullptr) return impl_no_result(function, "object");
@@ -5433,7 +5546,7 @@ struct ExchangeTrampolines {
   }
 
   static int dltensor_from_py_object(void* py_object, DLTensor* out) noexcept {
-    return exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+    return exchange_guard(&report, [&]() DLPACKPP_LAMBDA_FORCE_INLINE -> Result<void> {
       constexpr const char* function = "dltensor_from_py_object_no_sync";
       if (DLPACKPP_UNLIKELY(out == nullptr)) return exchange_null_argument(function, "out");
       if (DLPACKPP_UNLIKELY(py_object == nullptr)) {
@@ -5451,7 +5564,7 @@ struct ExchangeTrampolines {
 
   static int current_work_stream(DLDeviceType type, std::int32_t id, void** out_stream) noexcept {
     if (out_stream != nullptr) *out_stream = nullptr;
-    return exchange_guard(&report, [&]() DLPACKPP_DETAIL_LAMBDA_INLINE -> Result<void> {
+    return exchange_guard(&report, [&]() DLPACKPP_LAMBDA_FORCE_INLINE -> Result<void> {
       if (out_stream == nullptr) {
         return exchange_null_argument("current_work_stream", "out_current_stream");
       }
@@ -5520,9 +5633,9 @@ const DLPackExchangeAPI* make_exchange_api() noexcept {
 
 DLPACKPP_END_NAMESPACE
 
-#undef DLPACKPP_DETAIL_LAMBDA_INLINE
-
 #endif  // DLPACKPP_HAS_EXCHANGE_API
+
+// ---- end dlpackpp/exchange_api/producer.hpp ----
 
 // ---- end dlpackpp/exchange_api.hpp ----
 // clang-format on
