@@ -42,6 +42,7 @@ enum class Errc : int {
   invalid_argument,      ///< An argument that does not parse or does not fit.
   out_of_range,          ///< An index outside its valid range.
   shape_mismatch,        ///< An extent differs from the one the caller requires.
+  overlapping,           ///< A mutable access to a layout whose elements share addresses.
 };
 
 /// The enumerator's name, e.g. "negative_shape"; "unknown" for values outside Errc.
@@ -89,6 +90,8 @@ constexpr const char* to_string(Errc code) noexcept {
       return "out_of_range";
     case Errc::shape_mismatch:
       return "shape_mismatch";
+    case Errc::overlapping:
+      return "overlapping";
   }
   return "unknown";
 }

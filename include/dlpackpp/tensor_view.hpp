@@ -117,20 +117,22 @@ class TensorView {
 
   /// The first element (data + byte_offset; NULL when data is), for reading.
   const void* const_data() const noexcept { return first(); }
-  /// The first element for writing: Errc::read_only on a READ_ONLY view (read through
-  /// const_data() or a const T instead).
+  /// The first element for writing: Errc::read_only on a READ_ONLY view, Errc::overlapping
+  /// where elements share addresses (read through const_data() or a const T instead).
   void* data() const {
     require_writable();
     return first();
   }
   /// The first element as T*: Errc::dtype_mismatch unless dtype_of<T> == dtype(),
   /// Errc::read_only for a non-const T on a READ_ONLY view, Errc::misaligned unless the
-  /// address is aligned for T.
+  /// address is aligned for T, Errc::overlapping for a non-const T where elements share
+  /// addresses (a stride of 0 over an extent above 1). `p[k]` walks memory, which is
+  /// row-major index order only when is_contiguous(); otherwise index through strides().
   template <class T>
   T* data() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
-      throw_error(detail::element_error<T>(storage_.tensor(), flags_));
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p) || !apart<T>())) {
+      throw_error(detail::element_error<T>(storage_.tensor(), flags_, strides_data()));
     }
     return static_cast<T*>(p);
   }
@@ -138,8 +140,8 @@ class TensorView {
   template <class T>
   Result<T*> try_data() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
-      return detail::element_error<T>(storage_.tensor(), flags_);
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p) || !apart<T>())) {
+      return detail::element_error<T>(storage_.tensor(), flags_, strides_data());
     }
     return static_cast<T*>(p);
   }
@@ -220,17 +222,18 @@ class TensorView {
   DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
     return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
   }
-  /// Errc::read_only when the producer forbade writes.
+  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
+  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
   const TensorView& require_writable() const& {
-    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+    return self_or_throw(writable(), [&] { return writable_error(); });
   }
   /// As above, for a temporary view.
   TensorView require_writable() && {
-    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+    return self_or_throw(writable(), [&] { return writable_error(); });
   }
   /// Non-throwing require_writable().
   DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
-    return self_or_error(!read_only(), [] { return detail::read_only_error(); });
+    return self_or_error(writable(), [&] { return writable_error(); });
   }
 
   /// Row-major dense: strides are the running product of the extents to their right.
@@ -245,14 +248,15 @@ class TensorView {
     return facts_.numel == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
   }
 
-  /// A typed, strided accessor of rank N, checked once: dtype, rank, writability for a
-  /// non-const T, alignment, and addressable elements (packed sub-byte types are not:
-  /// Errc::unsupported_dtype).
+  /// A typed, strided accessor of rank N, checked once: dtype, rank, writability and one
+  /// address per element (Errc::overlapping) for a non-const T, alignment, and addressable
+  /// elements (packed sub-byte types are not: Errc::unsupported_dtype).
   template <class T, int N>
   TensorAccessor<T, N> accessor() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
-      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_));
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)) ||
+                          !apart<T>())) {
+      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_, strides_data()));
     }
     return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
@@ -260,8 +264,9 @@ class TensorView {
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
-      return detail::accessor_error<T, N>(storage_.tensor(), flags_);
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)) ||
+                          !apart<T>())) {
+      return detail::accessor_error<T, N>(storage_.tensor(), flags_, strides_data());
     }
     return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
@@ -363,6 +368,17 @@ class TensorView {
   }
   DLPACKPP_COLD Error mismatch(Device expected) const {
     return detail::device_error(device(), expected);
+  }
+  // Writing through T gives each element its own address; a contiguous view (the common
+  // case, known from validation) never reads its strides for it, and a const T costs nothing.
+  template <class T>
+  DLPACKPP_FORCE_INLINE bool apart() const noexcept {
+    return detail::one_address_each<T>(facts_.contiguous, shape_data(), strides_data(), ndim());
+  }
+  DLPACKPP_FORCE_INLINE bool writable() const noexcept { return !read_only() && apart<void>(); }
+  DLPACKPP_COLD Error writable_error() const {
+    if (read_only()) return detail::read_only_error();
+    return detail::overlap_problem<void>(shape_data(), strides_data(), ndim()).error();
   }
   DLPACKPP_COLD Error not_contiguous_error() const {
     return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The access rules: what a consumer may do with a validated tensor (typed access by dtype,
-/// writability, alignment and addressability; rank, shape and device requirements), shared by
-/// TensorView, ManagedTensor's typed fast path, iterate.hpp and mdspan.hpp. Messages are built
-/// out of line and laid out cold, so each check inlines to a compare and a branch. Sits above
-/// the value types it reads (device, dtype, error, flags, int_span).
+/// writability, one address per written element, alignment and addressability; rank, shape
+/// and device requirements), shared by TensorView, ManagedTensor's typed fast path,
+/// iterate.hpp and mdspan.hpp. Messages are built out of line and laid out cold, so each
+/// check inlines to a compare and a branch. Sits above the value types it reads (device,
+/// dtype, error, flags, int_span).
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
@@ -43,6 +44,13 @@ DLPACKPP_COLD inline Error device_error(Device actual, Device wanted) {
 DLPACKPP_COLD inline Error read_only_error() {
   return make_error(Errc::read_only,
                     "tensor is READ_ONLY; read it through a const type or const_data()");
+}
+
+/// A write to a layout where a stride of 0 spans more than one index.
+DLPACKPP_COLD inline Error overlapping_error(int d, std::int64_t extent) {
+  return make_error(Errc::overlapping, "strides[", d, "] is 0 over extent ", extent,
+                    ": elements overlap; a writable access needs one address per element "
+                    "(read it through a const type, or copy it)");
 }
 
 /// Typed access to elements packed below one byte.
@@ -90,6 +98,37 @@ template <class T>
 inline bool aligned_as(const void* first) noexcept {
   return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
 }
+/// The overlap a write can see cheaply, as PyTorch's in-place operations refuse it: the
+/// first dimension whose stride is 0 over an extent above 1, or -1 (also for an empty
+/// tensor, which has no element to share, and for NULL strides, which are compact).
+/// Other overlaps, such as two dimensions with one stride, are not looked for.
+inline int zero_stride_dim(const std::int64_t* shape, const std::int64_t* strides,
+                           int ndim) noexcept {
+  if (strides == nullptr) return -1;
+  int found = -1;
+  for (int d = 0; d < ndim; ++d) {
+    if (shape[d] == 0) return -1;
+    if (found < 0 && strides[d] == 0 && shape[d] > 1) found = d;
+  }
+  return found;
+}
+/// Writing through T has one address per element: always for a const T (only reads), else
+/// unless zero_stride_dim() finds a dimension. `dense` (row-major contiguity a view knows
+/// already) settles it without reading the strides.
+template <class T>
+DLPACKPP_FORCE_INLINE bool one_address_each(bool dense, const std::int64_t* shape,
+                                            const std::int64_t* strides, int ndim) noexcept {
+  return std::is_const<T>::value || dense || zero_stride_dim(shape, strides, ndim) < 0;
+}
+/// Why one_address_each() refuses, for a layout it may accept.
+template <class T>
+Result<void> overlap_problem(const std::int64_t* shape, const std::int64_t* strides, int ndim) {
+  if (std::is_const<T>::value) return {};
+  const int d = zero_stride_dim(shape, strides, ndim);
+  if (DLPACKPP_UNLIKELY(d >= 0)) return overlapping_error(d, shape[d]);
+  return {};
+}
+
 /// Elements have addresses unless they are packed below one byte.
 constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
   return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
@@ -133,17 +172,36 @@ Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, con
   return {};
 }
 
-/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
-/// nothing but the tensor's address, so the hot caller prepares no arguments.
+/// The Error of a refused element_ok() or one_address_each() on `t` (with `flags`, and
+/// `strides` where they are not t.strides, as a view's normalized ones), built out of line
+/// from little more than the tensor's address, so the hot caller prepares next to nothing.
+template <class T>
+DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags,
+                                  const std::int64_t* strides) {
+  Result<void> ok = element_problem<T>(t.dtype, flags, first_element(t));
+  if (ok) ok = overlap_problem<T>(t.shape, strides, static_cast<int>(t.ndim));
+  return ok.error();
+}
+/// As above, with the tensor's own strides.
 template <class T>
 DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
-  return element_problem<T>(t.dtype, flags, first_element(t)).error();
+  return element_error<T>(t, flags, t.strides);
 }
 
-/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
+/// The Error of a refused accessor_ok() or one_address_each() on `t`, built out of line
+/// (arguments as element_error()'s).
+template <class T, int N>
+DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags,
+                                   const std::int64_t* strides) {
+  const auto ndim = static_cast<int>(t.ndim);
+  Result<void> ok = accessor_problem<T, N>(t.dtype, flags, ndim, first_element(t));
+  if (ok) ok = overlap_problem<T>(t.shape, strides, ndim);
+  return ok.error();
+}
+/// As above, with the tensor's own strides.
 template <class T, int N>
 DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
-  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
+  return accessor_error<T, N>(t, flags, t.strides);
 }
 
 /// require_shape(): rank, then the wildcard's range, then the first differing extent.
