@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Builds the kit's probe (_probe.cpp) on first use and loads it.
+
+The wheel is headers only, so the probe is compiled where the kit runs: with the system's
+C++ compiler ($CXX, else c++), this interpreter's headers, and dlpackpp's own headers (the
+checkout's include/ when run from the source tree, dlpackpp.get_include() when installed).
+The result is cached under a hash of everything that goes into it, in
+$DLPACKPP_CONFORMANCE_CACHE (else the user's cache folder).
+"""
+
+import hashlib
+import importlib.util
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+MODULE = "_dlpackpp_conformance_probe"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SOURCES = ("_probe.cpp", "_probe_read.inc", "_probe_exchange.inc", "_probe_tables.inc",
+            "_probe_target.inc")
+_FLAGS = ["-std=c++17", "-O1", "-g0", "-shared", "-fPIC", "-fvisibility=hidden"]
+
+
+class UsageError(Exception):
+    """Something the user must fix before the kit can run (exit status 2)."""
+
+
+def include_dir():
+    """dlpackpp's headers: $DLPACKPP_CONFORMANCE_INCLUDE when set, else the checkout's when
+    this file is in one, else the wheel's."""
+    chosen = os.environ.get("DLPACKPP_CONFORMANCE_INCLUDE")
+    if chosen:
+        if not os.path.isfile(os.path.join(chosen, "dlpackpp", "python.hpp")):
+            raise UsageError("DLPACKPP_CONFORMANCE_INCLUDE=%s holds no dlpackpp/python.hpp"
+                             % chosen)
+        return os.path.abspath(chosen)
+    checkout = os.path.normpath(os.path.join(_HERE, "..", "..", "..", "include"))
+    if os.path.isfile(os.path.join(checkout, "dlpackpp", "python.hpp")):
+        return checkout
+    import dlpackpp
+    try:
+        return dlpackpp.get_include()
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+
+
+def cache_dir():
+    root = os.environ.get("DLPACKPP_CONFORMANCE_CACHE")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "dlpackpp-conformance")
+    return root
+
+
+def _compiler():
+    cxx = os.environ.get("CXX") or "c++"
+    words = shlex.split(cxx)
+    if not words or shutil.which(words[0]) is None:
+        raise UsageError("no C++ compiler found (%s); install one (apt-get install g++) or set "
+                         "CXX: the kit compiles a small probe against this Python" % cxx)
+    return words
+
+
+def _digest(parts, include):
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode() + b"\0")
+    for name in _SOURCES:
+        with open(os.path.join(_HERE, name), "rb") as f:
+            h.update(f.read())
+    for folder, dirs, files in os.walk(os.path.join(include, "dlpackpp")):
+        dirs.sort()
+        for name in sorted(files):
+            with open(os.path.join(folder, name), "rb") as f:
+                h.update(name.encode() + f.read())
+    return h.hexdigest()[:20]
+
+
+def build():
+    """The path of the compiled probe, compiling it when the cache has none."""
+    py_include = sysconfig.get_paths()["include"]
+    if not os.path.isfile(os.path.join(py_include, "Python.h")):
+        raise UsageError("no Python.h in %s; install this Python's headers "
+                         "(apt-get install python3-dev)" % py_include)
+    cxx = _compiler()
+    include = include_dir()
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    key = _digest(cxx + _FLAGS + [sys.executable, sys.version, py_include, include], include)
+    folder = os.path.join(cache_dir(), key)
+    target = os.path.join(folder, MODULE + suffix)
+    if os.path.isfile(target):
+        return target
+    os.makedirs(folder, exist_ok=True)
+    partial = "%s.%d.tmp" % (target, os.getpid())
+    command = cxx + _FLAGS + ["-I" + py_include, "-I" + include, "-I" + _HERE,
+                              os.path.join(_HERE, "_probe.cpp"), "-o", partial]
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True)
+    if done.returncode != 0:
+        raise UsageError("compiling the probe failed: %s\n%s" % (" ".join(command), done.stdout))
+    os.replace(partial, target)  # atomic: children may look at the same time
+    return target
+
+
+_probe = None
+
+
+def probe():
+    """The probe module, built if needed and imported once per process."""
+    global _probe
+    if _probe is None:
+        spec = importlib.util.spec_from_file_location(MODULE, build())
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _probe = module
+    return _probe

@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Lifetime checks L1-L5: who calls the deleter, how many times, on which thread, and what a
+capsule's destructor leaves behind. The producer's deleter is counted by the probe's shim;
+a consumer is handed KitArray capsules, whose deleter the kit counts itself."""
+
+import numpy as np
+
+from ._build import probe
+from ._checks import check, describe, new
+from ._checks_producer import make, versioned_export
+from ._kit import KitArray, Skip, collect, compact_bytes
+
+PY = "Python spec (capsule protocol)"
+
+
+def shimmed_export(target, a):
+    """A fresh export of target.from_numpy(a) with its deleter shimmed: (x, capsule, counter);
+    raises Skip where the producer cannot make `a` or its tensor has no deleter."""
+    x = make(target, a)
+    if x is None:
+        raise Skip("from_numpy refused float32")
+    cap, _, _ = versioned_export(x)
+    p = probe()
+    counter = p.new_counter()
+    if not p.shim(cap, counter):
+        raise Skip("the producer's tensor has no deleter (allowed by dlpack.h)")
+    return x, cap, counter
+
+
+@check("L1", "MUST", PY + ": an unconsumed capsule's destructor calls the deleter, once")
+def l1(target):
+    out = new()
+    p = probe()
+    x, cap, counter = shimmed_export(target, np.arange(6, dtype=np.float32))
+    before = p.double_frees()
+    del cap
+    collect()
+    n = p.count(counter)
+    out.add(n == 1 and p.double_frees() == before, "MUST", PY + ": deleter called exactly once "
+            "when an unconsumed capsule dies", "the deleter ran %d times" % n)
+    return out
+
+
+@check("L2", "MUST", PY + ": a consumer renames the capsule used_dltensor[_versioned]; the "
+       "destructor then leaves the deleter alone; the consumer calls it once")
+def l2(target):
+    out = new()
+    p = probe()
+    if hasattr(target, "from_numpy"):
+        x, cap, counter = shimmed_export(target, np.arange(6, dtype=np.float32))
+        owned = p.consume(cap)
+        del cap
+        collect()
+        out.add(p.count(counter) == 0, "MUST", PY + ": the destructor of a used_ capsule does "
+                "not call the deleter", "the destructor called the deleter of a consumed capsule")
+        del owned
+        collect()
+        out.add(p.count(counter) == 1, "MUST", PY + ": the consumer's release calls the deleter "
+                "once", "after release the deleter ran %d times" % p.count(counter))
+    if hasattr(target, "from_dlpack"):
+        a = np.arange(6, dtype=np.float32).reshape(2, 3)
+        k = KitArray(a, same_capsule=True)
+        y = target.from_dlpack(k)
+        name = p.read(k._capsule)["name"] if k._capsule is not None else None
+        out.add(name is None or name.startswith("used_"), "MUST", PY + ": the consumer renames "
+                "the capsule it takes", "after from_dlpack the capsule is still named %r" % name)
+        k._capsule = None
+        collect()
+        early = k.deleted()
+        del y
+        collect()
+        n = k.deleted()
+        out.add(n == 1 and early <= 1, "MUST", PY + ": the consumer calls the deleter once, "
+                "when its result dies (or at once if it copied)", "the consumer's deleter ran %d "
+                "times" % n)
+    return out
+
+
+@check("L3", "MUST", PY + ": a capsule consumed twice is refused with an exception, never a "
+       "crash or a second owner")
+def l3(target):
+    out = new()
+    if not hasattr(target, "from_dlpack"):
+        raise Skip("the adapter gives no consumer (from_dlpack)")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    k = KitArray(a, same_capsule=True)
+    y = target.from_dlpack(k)
+    try:
+        y2 = target.from_dlpack(k)
+    except Exception:  # noqa: BLE001 - any catchable error is what the rule asks
+        out.add(True, "MUST", "", "")
+    else:
+        out.add(False, "MUST", PY + ": a used capsule is refused",
+                "a capsule already consumed was imported again")
+        del y2
+    del y, k
+    collect()
+    return out
+
+
+@check("L4", "MUST", PY + ": the capsule destructor keeps a pending exception "
+       "(PyErr_Fetch/PyErr_Restore around the deleter)")
+def l4(target):
+    out = new()
+    p = probe()
+    x, cap, counter = shimmed_export(target, np.arange(6, dtype=np.float32))
+    holder = [cap]
+    del cap
+    kept = p.drop_with_pending(holder)
+    out.add(kept, "MUST", PY + ": a pending exception survives the capsule's destructor",
+            "the destructor cleared or replaced a pending exception")
+    collect()
+    out.add(p.count(counter) == 1, "MUST", PY + ": deleter called once",
+            "the deleter ran %d times" % p.count(counter))
+    return out
+
+
+@check("L5", "MUST", "dlpack.h: the deleter may run on any thread, without the GIL, after the "
+       "producer object is gone; the memory stays valid until then")
+def l5(target):
+    out = new()
+    p = probe()
+    a = np.arange(1, 13, dtype=np.float64).reshape(3, 4)
+    expect = compact_bytes(a)
+    x, cap, counter = shimmed_export(target, a.copy())
+    owned = p.consume(cap)
+    del cap, x
+    collect()
+    try:
+        got = p.gather(owned)
+    except ValueError as e:
+        got = None
+        out.add(False, "INFO", "", "values not readable here: %s" % describe(e))
+    if got is not None:
+        out.add(got == expect, "MUST", "dlpack.h: the memory stays valid until the deleter runs",
+                "the values changed once the producer object was gone")
+    p.release_in_thread(owned)
+    out.add(p.count(counter) == 1, "MUST", "dlpack.h: the deleter runs once, from any thread",
+            "the deleter ran %d times from a thread without the GIL" % p.count(counter))
+    return out

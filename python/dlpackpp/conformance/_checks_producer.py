@@ -1,0 +1,352 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Producer checks P1-P10: what a framework's __dlpack__ / __dlpack_device__ export, read
+field by field through the probe and compared with the numpy source's values."""
+
+import numpy as np
+
+from ._build import probe
+from ._checks import check, describe, new
+from ._kit import (IS_COPIED, READ_ONLY, Skip, compact_bytes, dtype_sources, export,
+                   first_address, layouts, progress, span)
+from ._targets import DTYPES
+
+PY = "Python spec (__dlpack__)"
+HOST = (1, 3, 13)  # CPU, CUDA host, CUDA managed: memory the kit can read
+
+
+def make(target, a):
+    """target.from_numpy(a), or None where the framework lacks the dtype or layout."""
+    if not hasattr(target, "from_numpy"):
+        raise Skip("the adapter gives no producer (from_numpy)")
+    try:
+        return target.from_numpy(a)
+    except NotImplementedError:
+        return None
+
+
+def versioned_export(x, **kwargs):
+    """__dlpack__(max_version=(1, 3), ...), or the legacy export where the producer predates
+    max_version: (capsule, fields, asked_versioned)."""
+    try:
+        return export(x, max_version=(1, 3), **kwargs) + (True,)
+    except TypeError:
+        if kwargs:
+            raise
+        return export(x) + (False,)
+
+
+def try_export(out, label, x):
+    """versioned_export(x) for a case the framework holds: (capsule, fields), or None when it
+    refused (BufferError is a refusal the spec allows, told as INFO; another class is not)."""
+    progress(label)
+    try:
+        cap, f, _ = versioned_export(x)
+        return cap, f
+    except BufferError as e:
+        out.add(False, "INFO", "", "%s: export refused (%s)" % (label, describe(e)))
+    except Exception as e:  # noqa: BLE001
+        out.add(False, "SHOULD", PY + ": an array that cannot be exported raises BufferError",
+                "%s: export raised %s" % (label, describe(e)))
+    return None
+
+
+def values_of(fields, cap):
+    if tuple(fields["device"])[0] not in HOST:
+        return None
+    return probe().gather(cap)
+
+
+@check("P1", "MUST", PY + ": max_version None or major 0 -> 'dltensor'; else "
+       "'dltensor_versioned' with version.major <= the requested major")
+def p1(target):
+    out = new()
+    x = make(target, np.arange(6, dtype=np.float32).reshape(2, 3))
+    if x is None:
+        raise Skip("from_numpy refused float32")
+    _, f = export(x)
+    out.add(f["name"] == "dltensor", "MUST", PY + ": no max_version -> legacy 'dltensor'",
+            "no max_version gave %r" % f["name"])
+    for request in ((0, 8), (1, 0), (1, 3), (2, 0)):
+        try:
+            _, f = export(x, max_version=request)
+        except TypeError as e:
+            out.add(False, "SHOULD", PY + " (array API 2023.12): max_version keyword",
+                    "max_version=%s refused (%s): a pre-2023.12 __dlpack__" % (request, describe(e)))
+            break
+        if request[0] < 1:
+            out.add(f["name"] == "dltensor", "MUST", PY + ": major 0 -> legacy 'dltensor'",
+                    "max_version=%s gave %r" % (request, f["name"]))
+            continue
+        good = f["name"] == "dltensor_versioned" and f["version"][0] <= request[0]
+        out.add(good, "MUST", PY + ": version.major never above the requested major",
+                "max_version=%s gave %r version %s" % (request, f["name"], f.get("version")))
+    return out
+
+
+@check("P2", "SHOULD", PY + ": keyword-only max_version: tuple[int, int]; a bad argument is "
+       "TypeError")
+def p2(target):
+    out = new()
+    x = make(target, np.arange(6, dtype=np.float32))
+    if x is None:
+        raise Skip("from_numpy refused float32")
+    for label, kwargs in (("max_version='1'", {"max_version": "1"}),
+                          ("max_version=(1,)", {"max_version": (1,)}),
+                          ("an unknown keyword", {"dlpackpp_kit_unknown": 1})):
+        try:
+            x.__dlpack__(**kwargs)
+        except TypeError:
+            out.add(True, "SHOULD", "", "")
+        except Exception as e:  # noqa: BLE001
+            out.add(False, "SHOULD", PY + ": malformed keyword -> TypeError",
+                    "%s raised %s, not TypeError" % (label, describe(e)))
+        else:
+            out.add(False, "SHOULD", PY + ": malformed keyword -> TypeError",
+                    "%s was accepted" % label)
+    return out
+
+
+@check("P3", "MUST", "dlpack.h: shape, strides in elements, data + byte_offset: the values "
+       "they reach are the array's")
+def p3(target):
+    out = new()
+    skipped = []
+    for name, a in layouts(np):
+        x = make(target, a)
+        if x is None:
+            skipped.append(name)
+            continue
+        exported = try_export(out, name, x)
+        if exported is None:
+            continue
+        cap, f = exported
+        if f["ndim"] != a.ndim or tuple(f["shape"] or ()) != a.shape:
+            out.add(False, "MUST", "dlpack.h: ndim and shape", "%s: ndim %s shape %s, expected %s"
+                    % (name, f["ndim"], f["shape"], a.shape))
+            continue
+        got = values_of(f, cap)
+        if got is not None:
+            out.add(got == compact_bytes(a), "MUST", "dlpack.h: strides in number of elements; "
+                    "data + byte_offset is element 0", "%s: the values read through strides "
+                    "%s, byte_offset %d differ from the source" % (name, f["strides"],
+                                                                   f["byte_offset"]))
+        if f["versioned"] and tuple(f["version"]) >= (1, 2) and a.ndim and f["strides"] is None:
+            out.add(False, "SHOULD", "dlpack.h >= 1.2: strides 'can not be NULL if ndim != 0' "
+                    "vs Python spec: NULL strides mean row-major",
+                    "%s: a %d.%d capsule with NULL strides" % ((name,) + tuple(f["version"])))
+        if f.get("valid"):
+            out.add(False, "INFO", "", "%s: dlpackpp's validation says %s" % (name, f["valid"]))
+    if skipped:
+        out.add(False, "INFO", "", "the framework cannot hold: " + ", ".join(skipped))
+    return out
+
+
+@check("P4", "MUST", "dlpack.h: data + byte_offset points at the first element "
+       "(INFO: data 'always aligned to 256 bytes', which the header's own note says is not so)")
+def p4(target):
+    out = new()
+    unaligned = 0
+    for name, a in layouts(np):
+        if not a.size:
+            continue
+        x = make(target, a)
+        exported = None if x is None else try_export(out, name, x)
+        if exported is None:
+            continue
+        cap, f = exported
+        if tuple(f["device"])[0] not in HOST:
+            continue
+        first = first_address(f)
+        low, high = span(a)
+        if low <= f["data"] + f["byte_offset"] < high or low <= f["data"] < high:
+            out.add(first == a.__array_interface__["data"][0], "MUST",
+                    "dlpack.h: data + byte_offset is element 0", "%s: data + byte_offset = %#x, "
+                    "element 0 is at %#x" % (name, first, a.__array_interface__["data"][0]))
+        else:
+            element = probe().gather(cap)[:a.itemsize]
+            out.add(element == a.reshape(-1)[:1].tobytes() if a.ndim else element == a.tobytes(),
+                    "MUST", "dlpack.h: data + byte_offset is element 0",
+                    "%s: the element at data + byte_offset is not element 0" % name)
+        unaligned += f["data"] % 256 != 0
+    if unaligned:
+        out.add(False, "INFO", "", "%d exports with data not 256-byte aligned" % unaligned)
+    return out
+
+
+@check("P5", "MUST", "dlpack.h: DLDataType codes (bool is kDLBool 8 bits), lanes 1")
+def p5(target):
+    out = new()
+    skipped = []
+    for name, a in dtype_sources(np):
+        x = make(target, a)
+        if x is None:
+            skipped.append(name)
+            continue
+        exported = try_export(out, name, x)
+        if exported is None:
+            continue
+        cap, f = exported
+        want = DTYPES[name]
+        out.add(tuple(f["dtype"]) == want, "MUST", "dlpack.h: DLDataType (code, bits, lanes)",
+                "%s exported as %s, expected %s" % (name, tuple(f["dtype"]), want))
+        got = values_of(f, cap)
+        if got is not None and tuple(f["dtype"]) == want:
+            out.add(got == compact_bytes(a), "MUST", "dlpack.h: element values",
+                    "%s: values differ" % name)
+    for name, a in (("datetime64", np.array(["2020-01-01"], dtype="datetime64[D]")),
+                    ("big-endian float32", np.arange(3, dtype=">f4"))):
+        x = make(target, a)
+        if x is None:
+            continue
+        try:
+            export(x, max_version=(1, 3))
+        except TypeError:
+            try:
+                export(x)
+            except BufferError:
+                out.add(True, "SHOULD", "", "")
+                continue
+            except Exception as e:  # noqa: BLE001
+                out.add(False, "SHOULD", PY + ": an unsupported dtype raises BufferError",
+                        "%s raised %s" % (name, describe(e)))
+                continue
+            out.add(False, "SHOULD", PY + ": an unsupported dtype raises BufferError",
+                    "%s was exported" % name)
+        except BufferError:
+            out.add(True, "SHOULD", "", "")
+        except Exception as e:  # noqa: BLE001
+            out.add(False, "SHOULD", PY + ": an unsupported dtype raises BufferError",
+                    "%s raised %s" % (name, describe(e)))
+        else:
+            out.add(False, "SHOULD", PY + ": an unsupported dtype raises BufferError; "
+                    "dlpack.h: non-native endianness 'should' raise", "%s was exported" % name)
+    if skipped:
+        out.add(False, "INFO", "", "the framework lacks " + ", ".join(skipped))
+    return out
+
+
+@check("P6", "MUST", "dlpack.h: DLPACK_FLAG_BITMASK_READ_ONLY; Python spec: read-only data is "
+       "not exported as legacy without a copy")
+def p6(target):
+    out = new()
+    if not hasattr(target, "read_only"):
+        raise Skip("the adapter gives no read-only arrays (read_only)")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    try:
+        x = target.read_only(a)
+    except NotImplementedError as e:
+        raise Skip("read_only: %s" % e)
+    versioned_at = None
+    try:
+        cap, f = export(x, max_version=(1, 3))
+        out.add(f["flags"] & READ_ONLY, "MUST", "dlpack.h: READ_ONLY on read-only memory",
+                "a versioned export of read-only memory lacks READ_ONLY (flags %#x)" % f["flags"])
+        versioned_at = first_address(f)
+        del cap
+    except TypeError:
+        out.add(False, "INFO", "", "no max_version: READ_ONLY cannot be said")
+    try:
+        cap, f = export(x)
+    except BufferError:
+        out.add(True, "SHOULD", "", "")
+    except Exception as e:  # noqa: BLE001
+        out.add(False, "SHOULD", PY + ": a refused export raises BufferError",
+                "the legacy export of read-only memory raised %s" % describe(e))
+    else:
+        low, high = span(a)
+        shared = low <= first_address(f) < high or first_address(f) == versioned_at
+        out.add(not shared, "SHOULD", PY + ": a legacy capsule cannot say READ_ONLY, so read-only "
+                "memory is refused or copied", "the legacy export shares the read-only memory")
+    return out
+
+
+@check("P7", "MUST", PY + ": copy=True always copies (IS_COPIED), copy=False never copies; "
+       "an impossible no-copy raises BufferError")
+def p7(target):
+    out = new()
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = make(target, a)
+    if x is None:
+        raise Skip("from_numpy refused float32")
+    try:
+        _, plain = export(x, max_version=(1, 3))
+        cap, f = export(x, max_version=(1, 3), copy=True)
+    except TypeError as e:
+        out.add(False, "SHOULD", PY + " (array API 2023.12): copy keyword",
+                "copy= refused (%s): a pre-2023.12 __dlpack__" % describe(e))
+        return out
+    out.add(first_address(f) != first_address(plain), "MUST", PY + ": copy=True copies",
+            "copy=True shares the memory of a plain export")
+    out.add(f["flags"] & IS_COPIED, "SHOULD", "dlpack.h: IS_COPIED on a copy the producer made",
+            "copy=True without IS_COPIED (flags %#x)" % f["flags"])
+    got = values_of(f, cap)
+    if got is not None:
+        out.add(got == compact_bytes(a), "MUST", PY + ": a copy has the values", "copy differs")
+    _, f = export(x, max_version=(1, 3), copy=False)
+    out.add(first_address(f) == first_address(plain), "MUST", PY + ": copy=False never copies",
+            "copy=False gave other memory than a plain export")
+    other = (2, 0) if tuple(plain["device"])[0] != 2 else (7, 0)
+    try:
+        _, f = export(x, max_version=(1, 3), copy=False, dl_device=other)
+    except BufferError:
+        out.add(True, "SHOULD", "", "")
+    except Exception as e:  # noqa: BLE001
+        out.add(False, "SHOULD", PY + ": an impossible copy=False raises BufferError",
+                "copy=False to device %s raised %s" % (other, describe(e)))
+    else:
+        out.add(tuple(f["device"]) == other and first_address(f) == first_address(plain),
+                "MUST", PY + ": copy=False never copies", "copy=False, dl_device=%s gave a "
+                "capsule on %s" % (other, tuple(f["device"])))
+    return out
+
+
+@check("P8", "MUST", PY + ": dl_device: the own device works; one it cannot export to raises "
+       "BufferError")
+def p8(target):
+    out = new()
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = make(target, a)
+    if x is None:
+        raise Skip("from_numpy refused float32")
+    own = tuple(x.__dlpack_device__())
+    try:
+        cap, f = export(x, max_version=(1, 3), dl_device=own)
+    except TypeError as e:
+        out.add(False, "SHOULD", PY + " (array API 2023.12): dl_device keyword",
+                "dl_device= refused (%s): a pre-2023.12 __dlpack__" % describe(e))
+        return out
+    out.add(tuple(f["device"]) == own, "MUST", PY + ": dl_device honoured",
+            "dl_device=%s gave a capsule on %s" % (own, tuple(f["device"])))
+    other = (2, 0) if own[0] != 2 else (7, 0)
+    try:
+        _, f = export(x, max_version=(1, 3), dl_device=other)
+    except BufferError:
+        out.add(True, "SHOULD", "", "")
+    except Exception as e:  # noqa: BLE001
+        out.add(False, "SHOULD", PY + ": a device it cannot export to raises BufferError",
+                "dl_device=%s raised %s" % (other, describe(e)))
+    else:
+        out.add(tuple(f["device"]) == other, "MUST", PY + ": dl_device honoured or refused",
+                "dl_device=%s gave a capsule on %s" % (other, tuple(f["device"])))
+    return out
+
+
+from ._checks_stream import p9  # noqa: E402,F401  (P9 and its GPU half live there)
+
+
+@check("P10", "MUST", PY + ": __dlpack_device__() -> (device_type: IntEnum, device_id: int), "
+       "the capsule's device")
+def p10(target):
+    out = new()
+    x = make(target, np.arange(6, dtype=np.float32))
+    if x is None:
+        raise Skip("from_numpy refused float32")
+    dev = x.__dlpack_device__()
+    shape_ok = isinstance(dev, tuple) and len(dev) == 2 and all(isinstance(v, int) for v in dev)
+    out.add(shape_ok, "MUST", PY + ": __dlpack_device__ returns a pair of ints",
+            "__dlpack_device__() returned %r" % (dev,))
+    _, f, _ = versioned_export(x)
+    out.add(shape_ok and tuple(dev) == tuple(f["device"]), "MUST",
+            PY + ": __dlpack_device__ equals the capsule's device",
+            "__dlpack_device__() %r, capsule device %s" % (dev, tuple(f["device"])))
+    return out

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: Apache-2.0
+"""P9, the `stream` keyword: the values each device allows, and on a GPU whether work queued
+on the producer's stream is visible on the consumer's stream once __dlpack__(stream=s)
+returned. The GPU half needs CUDA through PyTorch or CuPy (the consumer's stream and the
+copy that reads on it); without CUDA it is skipped and the detail says so."""
+
+import numpy as np
+
+from ._checks import check, describe, new
+from ._kit import Skip
+
+PY = "Python spec (__dlpack__ stream)"
+
+
+def cuda_tools():
+    """(name, module) of a CUDA-capable stream provider for the consumer side, or None."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            return "torch", torch
+    except ImportError:
+        pass
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            return "cupy", cupy
+    except Exception:  # noqa: BLE001 - no CuPy or no device
+        pass
+    return None
+
+
+def _ordering(x, expect, tools):
+    """Reads x on a fresh consumer stream after x.__dlpack__(stream=that stream): the bytes
+    the consumer's stream sees."""
+    name, mod = tools
+    if name == "torch":
+        s = mod.cuda.Stream()
+        cap = x.__dlpack__(stream=s.cuda_stream)
+        t = mod.utils.dlpack.from_dlpack(cap)
+        host = mod.empty(t.shape, dtype=t.dtype, pin_memory=True)
+        with mod.cuda.stream(s):
+            host.copy_(t, non_blocking=True)
+        s.synchronize()
+        return host.numpy().tobytes()
+    s = mod.cuda.Stream(non_blocking=True)
+    cap = x.__dlpack__(stream=s.ptr)
+    t = mod.from_dlpack(_Capsule(cap))
+    host = mod.cuda.alloc_pinned_memory(t.nbytes)
+    out = np.frombuffer(host, t.dtype, t.size).reshape(t.shape)
+    with s:
+        t.get(out=out, stream=s)
+    s.synchronize()
+    return out.tobytes()
+
+
+class _Capsule:
+    """Hands a capsule already made (with the stream asked for) to a consumer."""
+
+    def __init__(self, cap):
+        self.cap = cap
+
+    def __dlpack__(self, **kwargs):
+        return self.cap
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+@check("P9", "MUST", PY + ": CPU takes None; CUDA never 0 (1 legacy, 2 per-thread); ROCm "
+       "never 1 or 2; a non-integer is TypeError; the producer orders its work before the "
+       "consumer's stream")
+def p9(target):
+    out = new()
+    if not hasattr(target, "from_numpy"):
+        raise Skip("the adapter gives no producer (from_numpy)")
+    try:
+        x = target.from_numpy(np.arange(6, dtype=np.float32))
+    except NotImplementedError:
+        raise Skip("from_numpy refused float32")
+    dev = tuple(x.__dlpack_device__())
+    try:
+        x.__dlpack__(stream=None)
+        out.add(True, "MUST", "", "")
+    except Exception as e:  # noqa: BLE001
+        out.add(False, "MUST", PY + ": stream=None is always accepted",
+                "stream=None raised %s" % describe(e))
+    try:
+        x.__dlpack__(stream="0")
+        out.add(False, "SHOULD", PY + ": stream is an int or None (TypeError otherwise)",
+                "stream='0' was accepted")
+    except TypeError:
+        out.add(True, "SHOULD", "", "")
+    except Exception as e:  # noqa: BLE001
+        out.add(False, "SHOULD", PY + ": stream is an int or None (TypeError otherwise)",
+                "stream='0' raised %s" % describe(e))
+    if dev[0] == 1:
+        try:
+            x.__dlpack__(stream=-1)
+            out.add(False, "INFO", "", "stream=-1 accepted on CPU (the array API allows only "
+                    "None there)")
+        except Exception:  # noqa: BLE001
+            pass
+    tools = cuda_tools()
+    make_cuda = getattr(target, "cuda_array", None)
+    if tools is None or make_cuda is None:
+        out.add(False, "INFO", "", "GPU half skipped: %s" %
+                ("no CUDA device" if tools is None else "the adapter has no cuda_array"))
+        return out
+    a = np.arange(1 << 22, dtype=np.float32)
+    xg = make_cuda(a)
+    if xg is None:
+        out.add(False, "INFO", "", "GPU half skipped: the framework has no CUDA device")
+        return out
+    try:
+        xg.__dlpack__(stream=0)
+        out.add(False, "SHOULD", PY + ": 0 is disallowed on CUDA (ambiguous)",
+                "stream=0 was accepted for a CUDA array")
+    except Exception:  # noqa: BLE001
+        out.add(True, "SHOULD", "", "")
+    late = slow_update(target, xg)
+    if late is None:
+        out.add(False, "INFO", "", "GPU ordering skipped: no way to queue work on this "
+                "framework's stream")
+        return out
+    seen = _ordering(late, (a + 1).tobytes(), tools)
+    out.add(seen == (a + 1).tobytes(), "MUST", PY + ": the producer makes the consumer's "
+            "stream wait for its pending work", "the consumer's stream read stale values: the "
+            "producer did not order its pending work before stream %s" % tools[0])
+    return out
+
+
+def slow_update(target, xg):
+    """xg + 1 queued behind a long kernel on the framework's current stream (so a producer
+    that ignores `stream` hands over memory still being written), or None."""
+    name = getattr(target, "NAME", "")
+    if name == "torch":
+        import torch
+        torch.cuda._sleep(200_000_000)
+        return xg.add_(1)
+    if name == "cupy":
+        import cupy
+        for _ in range(200):
+            xg = xg * 1.0
+        return xg + 1
+    hook = getattr(target, "slow_update", None)
+    return hook(xg) if hook else None

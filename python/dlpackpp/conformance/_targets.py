@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The targets: built-in adapters for the frameworks the kit knows, and adapter files.
+
+An adapter is anything with NAME and some of VERSION, from_numpy, read_only, from_dlpack,
+to_numpy (see docs/conformance.md); built-in ones are classes of static methods with the same
+names, so the checks never tell them apart. Optional extras a built-in may have: cuda_array
+(a CUDA array of a numpy array's values, or None without CUDA), current_stream(device) (the
+framework's current stream handle, for X4) and sync_producer / sync_consumer hooks for P9.
+"""
+
+import importlib.util
+import os
+
+from ._build import UsageError
+
+BUILTIN = ("numpy", "torch", "jax", "cupy", "tvm_ffi", "dlpackpp")
+
+# numpy dtype name -> DLPack (code, bits, lanes). ml_dtypes' names where NumPy has none.
+DTYPES = {
+    "bool": (6, 8, 1), "int8": (0, 8, 1), "int16": (0, 16, 1), "int32": (0, 32, 1),
+    "int64": (0, 64, 1), "uint8": (1, 8, 1), "uint16": (1, 16, 1), "uint32": (1, 32, 1),
+    "uint64": (1, 64, 1), "float16": (2, 16, 1), "float32": (2, 32, 1), "float64": (2, 64, 1),
+    "complex64": (5, 64, 1), "complex128": (5, 128, 1), "bfloat16": (4, 16, 1),
+    "float8_e4m3fn": (10, 8, 1), "float8_e5m2": (12, 8, 1),
+}
+
+
+def dtype_of(np_dtype):
+    """The DLPack triple of a numpy (or ml_dtypes) dtype; None for anything DLPack lacks."""
+    if np_dtype.byteorder not in "=|" and np_dtype.itemsize > 1:
+        return None
+    return DTYPES.get(np_dtype.name)
+
+
+def numpy_dtype(triple):
+    """The numpy dtype for a DLPack triple: the real one where numpy (or ml_dtypes) has it,
+    else an unsigned integer of the same width (the bytes are what the checks compare)."""
+    import numpy as np
+    for name, t in DTYPES.items():
+        if tuple(triple) == t:
+            try:
+                return np.dtype(name)
+            except TypeError:
+                try:
+                    import ml_dtypes
+                    return np.dtype(getattr(ml_dtypes, name))
+                except (ImportError, AttributeError):
+                    break
+    code, bits, lanes = triple
+    if bits % 8 or bits * lanes // 8 not in (1, 2, 4, 8, 16):
+        raise NotImplementedError("no numpy dtype for %s" % (triple,))
+    width = bits * lanes // 8
+    return np.dtype("V%d" % width) if width == 16 else np.dtype("u%d" % width)
+
+
+def element_strides(a):
+    """A numpy array's strides in elements."""
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+class _NotProvided(Exception):
+    pass
+
+
+def _refuse(exc):
+    # A framework that cannot hold a dtype or layout: the case is skipped, not failed.
+    raise NotImplementedError("%s: %s" % (type(exc).__name__, exc)) from None
+
+
+class NumPy:
+    NAME = "numpy"
+
+    @staticmethod
+    def version():
+        import numpy
+        return numpy.__version__
+
+    @staticmethod
+    def from_numpy(a):
+        return a
+
+    @staticmethod
+    def read_only(a):
+        b = a.view()
+        b.flags.writeable = False
+        return b
+
+    @staticmethod
+    def from_dlpack(x, **kwargs):
+        import numpy
+        return numpy.from_dlpack(x, **kwargs)
+
+    @staticmethod
+    def to_numpy(y):
+        import numpy
+        return numpy.asarray(y)
+
+
+class Torch:
+    NAME = "torch"
+
+    @staticmethod
+    def version():
+        import torch
+        return torch.__version__
+
+    @staticmethod
+    def from_numpy(a):
+        import torch
+        try:
+            return torch.from_numpy(a)
+        except (TypeError, ValueError, RuntimeError) as e:
+            _refuse(e)
+
+    @staticmethod
+    def from_dlpack(x, **kwargs):
+        import torch
+        return torch.from_dlpack(x, **kwargs)
+
+    @staticmethod
+    def to_numpy(y):
+        import torch
+        y = y.detach().cpu().resolve_conj()
+        widths = {torch.bfloat16: torch.int16}
+        for name in ("float8_e4m3fn", "float8_e5m2"):
+            if hasattr(torch, name):
+                widths[getattr(torch, name)] = torch.uint8
+        if y.dtype in widths:
+            y = y.view(widths[y.dtype]) if y.dim() else y.reshape(1).view(widths[y.dtype])[0]
+        return y.numpy()
+
+    @staticmethod
+    def cuda_array(a):
+        import torch
+        return torch.from_numpy(a).cuda() if torch.cuda.is_available() else None
+
+    @staticmethod
+    def current_stream(device):
+        import torch
+        return torch.cuda.current_stream(device[1]).cuda_stream
+
+
+class Jax:
+    NAME = "jax"
+
+    @staticmethod
+    def version():
+        import jax
+        return jax.__version__
+
+    @staticmethod
+    def from_numpy(a):
+        import jax.numpy as jnp
+        try:
+            return jnp.asarray(a)
+        except (TypeError, ValueError) as e:
+            _refuse(e)
+
+    # JAX arrays are immutable: every one is read-only memory.
+    read_only = from_numpy
+
+    @staticmethod
+    def from_dlpack(x, **kwargs):
+        import jax.numpy as jnp
+        return jnp.from_dlpack(x, **kwargs)
+
+    @staticmethod
+    def to_numpy(y):
+        import numpy
+        return numpy.asarray(y)
+
+    @staticmethod
+    def cuda_array(a):
+        import jax
+        gpus = [d for d in jax.devices() if d.platform == "gpu"]
+        return jax.device_put(a, gpus[0]) if gpus else None
+
+
+class CuPy:
+    NAME = "cupy"
+
+    @staticmethod
+    def version():
+        import cupy
+        return cupy.__version__
+
+    @staticmethod
+    def from_numpy(a):
+        import cupy
+        return cupy.asarray(a)
+
+    @staticmethod
+    def from_dlpack(x, **kwargs):
+        import cupy
+        return cupy.from_dlpack(x, **kwargs)
+
+    @staticmethod
+    def to_numpy(y):
+        import cupy
+        return cupy.asnumpy(y)
+
+    cuda_array = from_numpy
+
+    @staticmethod
+    def current_stream(device):
+        import cupy
+        return cupy.cuda.get_current_stream(device[1]).ptr
+
+
+class TvmFfi:
+    NAME = "tvm_ffi"
+
+    @staticmethod
+    def version():
+        import tvm_ffi
+        return getattr(tvm_ffi, "__version__", "?")
+
+    @staticmethod
+    def from_numpy(a):
+        import tvm_ffi
+        try:
+            return tvm_ffi.from_dlpack(a)
+        except Exception as e:  # noqa: BLE001 - any refusal of numpy's export: skipped
+            _refuse(e)
+
+    @staticmethod
+    def from_dlpack(x, **kwargs):
+        import tvm_ffi
+        return tvm_ffi.from_dlpack(x, **kwargs)
+
+    @staticmethod
+    def to_numpy(y):
+        import numpy
+        return numpy.from_dlpack(y)
+
+
+class Dlpackpp:
+    """dlpackpp itself: dlpackpp.Tensor (to_pyobject) and try_from_dlpack, via the probe."""
+    NAME = "dlpackpp"
+
+    @staticmethod
+    def version():
+        from . import kit_version
+        return kit_version()
+
+    @staticmethod
+    def _tensor(a, read_only):
+        from ._build import probe
+        triple = dtype_of(a.dtype)
+        if triple is None:
+            raise NotImplementedError("dlpackpp.Tensor is made here from DLPack dtypes only")
+        return probe().dlpackpp_tensor(a, a.__array_interface__["data"][0], a.shape,
+                                       element_strides(a), triple, read_only)
+
+    @staticmethod
+    def from_numpy(a):
+        return Dlpackpp._tensor(a, False)
+
+    @staticmethod
+    def read_only(a):
+        return Dlpackpp._tensor(a, True)
+
+    @staticmethod
+    def from_dlpack(x, copy=None, device=None, stream=None):
+        from ._build import probe
+        return probe().dlpackpp_import(x, copy=copy, device=device, stream=stream)
+
+    @staticmethod
+    def to_numpy(y):
+        from ._kit import host_copy
+        return host_copy(y)
+
+
+_CLASSES = {"numpy": NumPy, "torch": Torch, "jax": Jax, "cupy": CuPy, "tvm_ffi": TvmFfi,
+            "dlpackpp": Dlpackpp}
+_MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax", "cupy": "cupy",
+            "tvm_ffi": "tvm_ffi", "dlpackpp": "numpy"}
+
+
+def present(name):
+    """Whether a built-in target's framework is installed (found, not yet imported)."""
+    return importlib.util.find_spec(_MODULES[name]) is not None
+
+
+def load(spec):
+    """The adapter for a target given on the command line: a built-in name or a .py path."""
+    if spec in _CLASSES:
+        return _CLASSES[spec]
+    if not spec.endswith(".py"):
+        raise UsageError("unknown target %r (built-in: %s; or an adapter file ending in .py)"
+                         % (spec, ", ".join(BUILTIN)))
+    path = os.path.abspath(spec)
+    if not os.path.isfile(path):
+        raise UsageError("adapter file %s does not exist" % spec)
+    name = "dlpackpp_conformance_adapter_%x" % (hash(path) & 0xFFFFFFFF)
+    try:
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+    except Exception as e:  # noqa: BLE001 - any failure to load is the user's to fix
+        raise UsageError("adapter file %s cannot be loaded: %s: %s"
+                         % (spec, type(e).__name__, e)) from None
+    if not isinstance(getattr(module, "NAME", None), str):
+        raise UsageError("adapter file %s has no NAME (a string)" % spec)
+    if hasattr(module, "from_dlpack") and not hasattr(module, "to_numpy"):
+        raise UsageError("adapter file %s has from_dlpack but no to_numpy" % spec)
+    return module
+
+
+def version_of(adapter):
+    """The framework's version, as the adapter or the framework says."""
+    v = getattr(adapter, "VERSION", None)
+    if v is None and callable(getattr(adapter, "version", None)):
+        try:
+            v = adapter.version()
+        except Exception:  # noqa: BLE001 - a version we cannot read is not a failure
+            v = None
+    return str(v) if v is not None else ""
