@@ -762,7 +762,6 @@ enum class Errc : int {
   invalid_argument,      ///< An argument that does not parse or does not fit.
   out_of_range,          ///< An index outside its valid range.
   shape_mismatch,        ///< An extent differs from the one the caller requires.
-  overlapping,           ///< A mutable access to a layout whose elements share addresses.
 };
 
 /// The enumerator's name, e.g. "negative_shape"; "unknown" for values outside Errc.
@@ -810,8 +809,6 @@ constexpr const char* to_string(Errc code) noexcept {
       return "out_of_range";
     case Errc::shape_mismatch:
       return "shape_mismatch";
-    case Errc::overlapping:
-      return "overlapping";
   }
   return "unknown";
 }
@@ -1387,6 +1384,13 @@ DLPACKPP_END_NAMESPACE
 /// DataType: a constexpr value type over DLDataType, dtype_of<T>, and the dtype_traits
 /// extension point.
 
+// #include "dlpackpp/dtype/data_type.hpp" (inlined below)
+// ---- begin dlpackpp/dtype/data_type.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// DataType: a constexpr value type over DLDataType (code, bits, lanes), its names and
+/// parsing, and the tables of the widths DLPack defines for each code.
+
 // #include "dlpackpp/detail/checked.hpp" (inlined below)
 // ---- begin dlpackpp/detail/checked.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -1800,6 +1804,27 @@ class DataType {
   std::uint16_t lanes_ = 1;
 };
 
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/dtype/data_type.hpp ----
+// #include "dlpackpp/dtype/dtype_of.hpp" (inlined below)
+// ---- begin dlpackpp/dtype/dtype_of.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// dtype_of<T>: the DataType of a C++ type, built in for bool, the standard integers, float,
+/// double and complex, and for anything else through the dtype_traits extension point;
+/// BoolByte, the element type typed access reads a DLPack bool as.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/dtype/data_type.hpp" (already inlined)
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+
 /// How typed access reads a DLPack bool: the byte itself. A producer may store any byte value
 /// (NumPy and PyTorch write 0/1, others need not), and reading one other than 0 or 1 as a
 /// C++ `bool` is undefined, so `data<bool>()`/`accessor<bool, N>()` do not compile; use
@@ -1949,6 +1974,8 @@ constexpr DataType DataType::of() noexcept {
 }
 
 DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/dtype/dtype_of.hpp ----
 
 // ---- end dlpackpp/dtype.hpp ----
 // #include "dlpackpp/flags.hpp" (inlined below)
@@ -3265,11 +3292,10 @@ DLPACKPP_END_NAMESPACE
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The access rules: what a consumer may do with a validated tensor (typed access by dtype,
-/// writability, one address per written element, alignment and addressability; rank, shape
-/// and device requirements), shared by TensorView, ManagedTensor's typed fast path,
-/// iterate.hpp and mdspan.hpp. Messages are built out of line and laid out cold, so each
-/// check inlines to a compare and a branch. Sits above the value types it reads (device,
-/// dtype, error, flags, int_span).
+/// writability, alignment and addressability; rank, shape and device requirements), shared by
+/// TensorView, ManagedTensor's typed fast path, iterate.hpp and mdspan.hpp. Messages are built
+/// out of line and laid out cold, so each check inlines to a compare and a branch. Sits above
+/// the value types it reads (device, dtype, error, flags, int_span).
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -3307,13 +3333,6 @@ DLPACKPP_COLD inline Error device_error(Device actual, Device wanted) {
 DLPACKPP_COLD inline Error read_only_error() {
   return make_error(Errc::read_only,
                     "tensor is READ_ONLY; read it through a const type or const_data()");
-}
-
-/// A write to a layout where a stride of 0 spans more than one index.
-DLPACKPP_COLD inline Error overlapping_error(int d, std::int64_t extent) {
-  return make_error(Errc::overlapping, "strides[", d, "] is 0 over extent ", extent,
-                    ": elements overlap; a writable access needs one address per element "
-                    "(read it through a const type, or copy it)");
 }
 
 /// Typed access to elements packed below one byte.
@@ -3361,37 +3380,6 @@ template <class T>
 inline bool aligned_as(const void* first) noexcept {
   return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
 }
-/// The overlap a write can see cheaply, as PyTorch's in-place operations refuse it: the
-/// first dimension whose stride is 0 over an extent above 1, or -1 (also for an empty
-/// tensor, which has no element to share, and for NULL strides, which are compact).
-/// Other overlaps, such as two dimensions with one stride, are not looked for.
-inline int zero_stride_dim(const std::int64_t* shape, const std::int64_t* strides,
-                           int ndim) noexcept {
-  if (strides == nullptr) return -1;
-  int found = -1;
-  for (int d = 0; d < ndim; ++d) {
-    if (shape[d] == 0) return -1;
-    if (found < 0 && strides[d] == 0 && shape[d] > 1) found = d;
-  }
-  return found;
-}
-/// Writing through T has one address per element: always for a const T (only reads), else
-/// unless zero_stride_dim() finds a dimension. `dense` (row-major contiguity a view knows
-/// already) settles it without reading the strides.
-template <class T>
-DLPACKPP_FORCE_INLINE bool one_address_each(bool dense, const std::int64_t* shape,
-                                            const std::int64_t* strides, int ndim) noexcept {
-  return std::is_const<T>::value || dense || zero_stride_dim(shape, strides, ndim) < 0;
-}
-/// Why one_address_each() refuses, for a layout it may accept.
-template <class T>
-Result<void> overlap_problem(const std::int64_t* shape, const std::int64_t* strides, int ndim) {
-  if (std::is_const<T>::value) return {};
-  const int d = zero_stride_dim(shape, strides, ndim);
-  if (DLPACKPP_UNLIKELY(d >= 0)) return overlapping_error(d, shape[d]);
-  return {};
-}
-
 /// Elements have addresses unless they are packed below one byte.
 constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
   return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
@@ -3435,36 +3423,17 @@ Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, con
   return {};
 }
 
-/// The Error of a refused element_ok() or one_address_each() on `t` (with `flags`, and
-/// `strides` where they are not t.strides, as a view's normalized ones), built out of line
-/// from little more than the tensor's address, so the hot caller prepares next to nothing.
-template <class T>
-DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags,
-                                  const std::int64_t* strides) {
-  Result<void> ok = element_problem<T>(t.dtype, flags, first_element(t));
-  if (ok) ok = overlap_problem<T>(t.shape, strides, static_cast<int>(t.ndim));
-  return ok.error();
-}
-/// As above, with the tensor's own strides.
+/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
+/// nothing but the tensor's address, so the hot caller prepares no arguments.
 template <class T>
 DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
-  return element_error<T>(t, flags, t.strides);
+  return element_problem<T>(t.dtype, flags, first_element(t)).error();
 }
 
-/// The Error of a refused accessor_ok() or one_address_each() on `t`, built out of line
-/// (arguments as element_error()'s).
-template <class T, int N>
-DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags,
-                                   const std::int64_t* strides) {
-  const auto ndim = static_cast<int>(t.ndim);
-  Result<void> ok = accessor_problem<T, N>(t.dtype, flags, ndim, first_element(t));
-  if (ok) ok = overlap_problem<T>(t.shape, strides, ndim);
-  return ok.error();
-}
-/// As above, with the tensor's own strides.
+/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
 template <class T, int N>
 DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
-  return accessor_error<T, N>(t, flags, t.strides);
+  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
 }
 
 /// require_shape(): rank, then the wildcard's range, then the first differing extent.
@@ -3592,22 +3561,20 @@ class TensorView {
 
   /// The first element (data + byte_offset; NULL when data is), for reading.
   const void* const_data() const noexcept { return first(); }
-  /// The first element for writing: Errc::read_only on a READ_ONLY view, Errc::overlapping
-  /// where elements share addresses (read through const_data() or a const T instead).
+  /// The first element for writing: Errc::read_only on a READ_ONLY view (read through
+  /// const_data() or a const T instead).
   void* data() const {
     require_writable();
     return first();
   }
   /// The first element as T*: Errc::dtype_mismatch unless dtype_of<T> == dtype(),
   /// Errc::read_only for a non-const T on a READ_ONLY view, Errc::misaligned unless the
-  /// address is aligned for T, Errc::overlapping for a non-const T where elements share
-  /// addresses (a stride of 0 over an extent above 1). `p[k]` walks memory, which is
-  /// row-major index order only when is_contiguous(); otherwise index through strides().
+  /// address is aligned for T.
   template <class T>
   T* data() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p) || !apart<T>())) {
-      throw_error(detail::element_error<T>(storage_.tensor(), flags_, strides_data()));
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
+      throw_error(detail::element_error<T>(storage_.tensor(), flags_));
     }
     return static_cast<T*>(p);
   }
@@ -3615,8 +3582,8 @@ class TensorView {
   template <class T>
   Result<T*> try_data() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p) || !apart<T>())) {
-      return detail::element_error<T>(storage_.tensor(), flags_, strides_data());
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
+      return detail::element_error<T>(storage_.tensor(), flags_);
     }
     return static_cast<T*>(p);
   }
@@ -3697,18 +3664,17 @@ class TensorView {
   DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
     return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
   }
-  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
-  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
+  /// Errc::read_only when the producer forbade writes.
   const TensorView& require_writable() const& {
-    return self_or_throw(writable(), [&] { return writable_error(); });
+    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
   }
   /// As above, for a temporary view.
   TensorView require_writable() && {
-    return self_or_throw(writable(), [&] { return writable_error(); });
+    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
   }
   /// Non-throwing require_writable().
   DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
-    return self_or_error(writable(), [&] { return writable_error(); });
+    return self_or_error(!read_only(), [] { return detail::read_only_error(); });
   }
 
   /// Row-major dense: strides are the running product of the extents to their right.
@@ -3723,15 +3689,14 @@ class TensorView {
     return facts_.numel == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
   }
 
-  /// A typed, strided accessor of rank N, checked once: dtype, rank, writability and one
-  /// address per element (Errc::overlapping) for a non-const T, alignment, and addressable
-  /// elements (packed sub-byte types are not: Errc::unsupported_dtype).
+  /// A typed, strided accessor of rank N, checked once: dtype, rank, writability for a
+  /// non-const T, alignment, and addressable elements (packed sub-byte types are not:
+  /// Errc::unsupported_dtype).
   template <class T, int N>
   TensorAccessor<T, N> accessor() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)) ||
-                          !apart<T>())) {
-      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_, strides_data()));
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
+      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_));
     }
     return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
@@ -3739,9 +3704,8 @@ class TensorView {
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)) ||
-                          !apart<T>())) {
-      return detail::accessor_error<T, N>(storage_.tensor(), flags_, strides_data());
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
+      return detail::accessor_error<T, N>(storage_.tensor(), flags_);
     }
     return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
@@ -3843,17 +3807,6 @@ class TensorView {
   }
   DLPACKPP_COLD Error mismatch(Device expected) const {
     return detail::device_error(device(), expected);
-  }
-  // Writing through T gives each element its own address; a contiguous view (the common
-  // case, known from validation) never reads its strides for it, and a const T costs nothing.
-  template <class T>
-  DLPACKPP_FORCE_INLINE bool apart() const noexcept {
-    return detail::one_address_each<T>(facts_.contiguous, shape_data(), strides_data(), ndim());
-  }
-  DLPACKPP_FORCE_INLINE bool writable() const noexcept { return !read_only() && apart<void>(); }
-  DLPACKPP_COLD Error writable_error() const {
-    if (read_only()) return detail::read_only_error();
-    return detail::overlap_problem<void>(shape_data(), strides_data(), ndim()).error();
   }
   DLPACKPP_COLD Error not_contiguous_error() const {
     return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
@@ -4535,7 +4488,23 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// Exporting C++ buffers as DLPack tensors: from_vector, from_unique_ptr, from_shared_ptr,
 /// wrap and allocate. Each export is one heap block (struct + shape + strides + owner) on
-/// top of the buffer itself.
+/// top of the buffer itself, built by producers/export_engine.hpp.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/flags.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
+// #include "dlpackpp/managed_tensor.hpp" (already inlined)
+// #include "dlpackpp/producers/export_engine.hpp" (inlined below)
+// ---- begin dlpackpp/producers/export_engine.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The export engine behind every producer (producers.hpp, cuda.hpp, mdspan.hpp): one heap
+/// block per export holding the C struct, the owner, shape and strides; the quick one-pass
+/// build for the common export, and the catalogue path that builds or refuses the rest with
+/// validate()'s own error. Consumes the owner only on success.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -4550,11 +4519,9 @@ DLPACKPP_END_NAMESPACE
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <new>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 DLPACKPP_BEGIN_NAMESPACE
 
@@ -4830,6 +4797,21 @@ constexpr std::uint64_t export_flags() noexcept {
   return std::is_const<E>::value ? flag::read_only : 0;
 }
 }  // namespace detail
+
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/producers/export_engine.hpp ----
+// #include "dlpackpp/validate.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+DLPACKPP_BEGIN_NAMESPACE
 
 /// Exports any memory: `owner` (a lambda, a handle, a guard; anything movable) is moved into
 /// the export and destroyed when the consumer calls the deleter. Empty `strides` means
