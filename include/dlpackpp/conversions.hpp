@@ -7,6 +7,7 @@
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/detail/recycled_block.hpp"
 #include "dlpackpp/dlpack.hpp"
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/flags.hpp"
@@ -30,7 +31,7 @@ struct ConversionWrapper {
   static void deleter(To* self) noexcept {
     auto* wrapper = static_cast<ConversionWrapper*>(self->manager_ctx);
     release_to_producer(wrapper->inner);
-    recycle(wrapper);
+    dispose(wrapper);
   }
 
   // When `t` is one of our wrappers, gives back the tensor it wraps (freeing the wrapper)
@@ -39,15 +40,15 @@ struct ConversionWrapper {
     if (t->deleter != &deleter) return nullptr;
     auto* wrapper = static_cast<ConversionWrapper*>(t->manager_ctx);
     From* inner = wrapper->inner;
-    recycle(wrapper);
+    dispose(wrapper);
     return inner;
   }
 
   /// A wrapper around `inner`, which it then owns; on bad_alloc nothing changes hands.
   static To* wrap(From* inner) {
-    ConversionWrapper* wrapper = take_spare();
-    if (wrapper == nullptr) wrapper = new ConversionWrapper{};
-    *wrapper = ConversionWrapper{};  // a recycled block carries the last tensor's fields
+    // A legacy producer imported in a loop (NumPy 1.x, PyTorch 1.x, each import wrapped for
+    // the versioned handle) then reuses one block instead of calling the allocator each time.
+    auto* wrapper = ::new (RecycledBlock<ConversionWrapper>::take()) ConversionWrapper{};
     wrapper->inner = inner;
     wrapper->outer.dl_tensor = inner->dl_tensor;
     wrapper->outer.manager_ctx = wrapper;
@@ -56,30 +57,10 @@ struct ConversionWrapper {
   }
 
  private:
-  // One spare block per wrapper kind, left by the last wrapper freed and taken by the next
-  // one made: a legacy producer imported in a loop (NumPy 1.x, PyTorch 1.x, each import
-  // wrapped for the versioned handle) then costs no heap call. Exchanged atomically, as a
-  // deleter may run on any thread; where the compiler has no __atomic builtins every wrapper
-  // is allocated and freed. The one spare outlives everything and is never freed.
-#if defined(__GNUC__) || defined(__clang__)
-  static ConversionWrapper*& spare() noexcept {
-    static ConversionWrapper* block = nullptr;
-    return block;
+  static void dispose(ConversionWrapper* wrapper) noexcept {
+    wrapper->~ConversionWrapper();
+    RecycledBlock<ConversionWrapper>::give_back(wrapper);
   }
-  static ConversionWrapper* take_spare() noexcept {
-    return __atomic_exchange_n(&spare(), nullptr, __ATOMIC_ACQUIRE);
-  }
-  static void recycle(ConversionWrapper* wrapper) noexcept {
-    ConversionWrapper* empty = nullptr;
-    if (!__atomic_compare_exchange_n(&spare(), &empty, wrapper, false, __ATOMIC_RELEASE,
-                                     __ATOMIC_RELAXED)) {
-      delete wrapper;
-    }
-  }
-#else
-  static ConversionWrapper* take_spare() noexcept { return nullptr; }
-  static void recycle(ConversionWrapper* wrapper) noexcept { delete wrapper; }
-#endif
 };
 /// The versioned wrapper around a legacy tensor already checked under `flags`: the one place
 /// the wrap is made, without validating again (adoption just did). On bad_alloc `legacy`

@@ -762,6 +762,7 @@ enum class Errc : int {
   invalid_argument,      ///< An argument that does not parse or does not fit.
   out_of_range,          ///< An index outside its valid range.
   shape_mismatch,        ///< An extent differs from the one the caller requires.
+  overlapping,           ///< A mutable access to a layout whose elements share addresses.
 };
 
 /// The enumerator's name, e.g. "negative_shape"; "unknown" for values outside Errc.
@@ -809,6 +810,8 @@ constexpr const char* to_string(Errc code) noexcept {
       return "out_of_range";
     case Errc::shape_mismatch:
       return "shape_mismatch";
+    case Errc::overlapping:
+      return "overlapping";
   }
   return "unknown";
 }
@@ -3292,10 +3295,11 @@ DLPACKPP_END_NAMESPACE
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// The access rules: what a consumer may do with a validated tensor (typed access by dtype,
-/// writability, alignment and addressability; rank, shape and device requirements), shared by
-/// TensorView, ManagedTensor's typed fast path, iterate.hpp and mdspan.hpp. Messages are built
-/// out of line and laid out cold, so each check inlines to a compare and a branch. Sits above
-/// the value types it reads (device, dtype, error, flags, int_span).
+/// writability, one address per written element, alignment and addressability; rank, shape
+/// and device requirements), shared by TensorView, ManagedTensor's typed fast path,
+/// iterate.hpp and mdspan.hpp. Messages are built out of line and laid out cold, so each
+/// check inlines to a compare and a branch. Sits above the value types it reads (device,
+/// dtype, error, flags, int_span).
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -3333,6 +3337,13 @@ DLPACKPP_COLD inline Error device_error(Device actual, Device wanted) {
 DLPACKPP_COLD inline Error read_only_error() {
   return make_error(Errc::read_only,
                     "tensor is READ_ONLY; read it through a const type or const_data()");
+}
+
+/// A write to a layout where a stride of 0 spans more than one index.
+DLPACKPP_COLD inline Error overlapping_error(int d, std::int64_t extent) {
+  return make_error(Errc::overlapping, "strides[", d, "] is 0 over extent ", extent,
+                    ": elements overlap; a writable access needs one address per element "
+                    "(read it through a const type, or copy it)");
 }
 
 /// Typed access to elements packed below one byte.
@@ -3380,6 +3391,37 @@ template <class T>
 inline bool aligned_as(const void* first) noexcept {
   return (reinterpret_cast<std::uintptr_t>(first) & (alignof(T) - 1)) == 0;
 }
+/// The overlap a write can see cheaply, as PyTorch's in-place operations refuse it: the
+/// first dimension whose stride is 0 over an extent above 1, or -1 (also for an empty
+/// tensor, which has no element to share, and for NULL strides, which are compact).
+/// Other overlaps, such as two dimensions with one stride, are not looked for.
+inline int zero_stride_dim(const std::int64_t* shape, const std::int64_t* strides,
+                           int ndim) noexcept {
+  if (strides == nullptr) return -1;
+  int found = -1;
+  for (int d = 0; d < ndim; ++d) {
+    if (shape[d] == 0) return -1;
+    if (found < 0 && strides[d] == 0 && shape[d] > 1) found = d;
+  }
+  return found;
+}
+/// Writing through T has one address per element: always for a const T (only reads), else
+/// unless zero_stride_dim() finds a dimension. `dense` (row-major contiguity a view knows
+/// already) settles it without reading the strides.
+template <class T>
+DLPACKPP_FORCE_INLINE bool one_address_each(bool dense, const std::int64_t* shape,
+                                            const std::int64_t* strides, int ndim) noexcept {
+  return std::is_const<T>::value || dense || zero_stride_dim(shape, strides, ndim) < 0;
+}
+/// Why one_address_each() refuses, for a layout it may accept.
+template <class T>
+Result<void> overlap_problem(const std::int64_t* shape, const std::int64_t* strides, int ndim) {
+  if (std::is_const<T>::value) return {};
+  const int d = zero_stride_dim(shape, strides, ndim);
+  if (DLPACKPP_UNLIKELY(d >= 0)) return overlapping_error(d, shape[d]);
+  return {};
+}
+
 /// Elements have addresses unless they are packed below one byte.
 constexpr bool addressable(DataType dtype, std::uint64_t flags) noexcept {
   return !dtype.is_subbyte() || (flags & flag::is_subbyte_type_padded) != 0;
@@ -3423,17 +3465,36 @@ Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, con
   return {};
 }
 
-/// The Error of a refused element_ok() on `t` (with `flags`), built out of line from
-/// nothing but the tensor's address, so the hot caller prepares no arguments.
+/// The Error of a refused element_ok() or one_address_each() on `t` (with `flags`, and
+/// `strides` where they are not t.strides, as a view's normalized ones), built out of line
+/// from little more than the tensor's address, so the hot caller prepares next to nothing.
+template <class T>
+DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags,
+                                  const std::int64_t* strides) {
+  Result<void> ok = element_problem<T>(t.dtype, flags, first_element(t));
+  if (ok) ok = overlap_problem<T>(t.shape, strides, static_cast<int>(t.ndim));
+  return ok.error();
+}
+/// As above, with the tensor's own strides.
 template <class T>
 DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
-  return element_problem<T>(t.dtype, flags, first_element(t)).error();
+  return element_error<T>(t, flags, t.strides);
 }
 
-/// The Error of a refused accessor_ok() on `t` (with `flags`), built out of line.
+/// The Error of a refused accessor_ok() or one_address_each() on `t`, built out of line
+/// (arguments as element_error()'s).
+template <class T, int N>
+DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags,
+                                   const std::int64_t* strides) {
+  const auto ndim = static_cast<int>(t.ndim);
+  Result<void> ok = accessor_problem<T, N>(t.dtype, flags, ndim, first_element(t));
+  if (ok) ok = overlap_problem<T>(t.shape, strides, ndim);
+  return ok.error();
+}
+/// As above, with the tensor's own strides.
 template <class T, int N>
 DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags) {
-  return accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)).error();
+  return accessor_error<T, N>(t, flags, t.strides);
 }
 
 /// require_shape(): rank, then the wildcard's range, then the first differing extent.
@@ -3561,20 +3622,22 @@ class TensorView {
 
   /// The first element (data + byte_offset; NULL when data is), for reading.
   const void* const_data() const noexcept { return first(); }
-  /// The first element for writing: Errc::read_only on a READ_ONLY view (read through
-  /// const_data() or a const T instead).
+  /// The first element for writing: Errc::read_only on a READ_ONLY view, Errc::overlapping
+  /// where elements share addresses (read through const_data() or a const T instead).
   void* data() const {
     require_writable();
     return first();
   }
   /// The first element as T*: Errc::dtype_mismatch unless dtype_of<T> == dtype(),
   /// Errc::read_only for a non-const T on a READ_ONLY view, Errc::misaligned unless the
-  /// address is aligned for T.
+  /// address is aligned for T, Errc::overlapping for a non-const T where elements share
+  /// addresses (a stride of 0 over an extent above 1). `p[k]` walks memory, which is
+  /// row-major index order only when is_contiguous(); otherwise index through strides().
   template <class T>
   T* data() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
-      throw_error(detail::element_error<T>(storage_.tensor(), flags_));
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p) || !apart<T>())) {
+      throw_error(detail::element_error<T>(storage_.tensor(), flags_, strides_data()));
     }
     return static_cast<T*>(p);
   }
@@ -3582,8 +3645,8 @@ class TensorView {
   template <class T>
   Result<T*> try_data() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p))) {
-      return detail::element_error<T>(storage_.tensor(), flags_);
+    if (DLPACKPP_UNLIKELY(!detail::element_ok<T>(dtype(), flags_, p) || !apart<T>())) {
+      return detail::element_error<T>(storage_.tensor(), flags_, strides_data());
     }
     return static_cast<T*>(p);
   }
@@ -3664,17 +3727,18 @@ class TensorView {
   DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
     return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
   }
-  /// Errc::read_only when the producer forbade writes.
+  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
+  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
   const TensorView& require_writable() const& {
-    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+    return self_or_throw(writable(), [&] { return writable_error(); });
   }
   /// As above, for a temporary view.
   TensorView require_writable() && {
-    return self_or_throw(!read_only(), [] { return detail::read_only_error(); });
+    return self_or_throw(writable(), [&] { return writable_error(); });
   }
   /// Non-throwing require_writable().
   DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
-    return self_or_error(!read_only(), [] { return detail::read_only_error(); });
+    return self_or_error(writable(), [&] { return writable_error(); });
   }
 
   /// Row-major dense: strides are the running product of the extents to their right.
@@ -3689,14 +3753,15 @@ class TensorView {
     return facts_.numel == 0 || detail::dense_in_some_order(shape_data(), strides_data(), ndim());
   }
 
-  /// A typed, strided accessor of rank N, checked once: dtype, rank, writability for a
-  /// non-const T, alignment, and addressable elements (packed sub-byte types are not:
-  /// Errc::unsupported_dtype).
+  /// A typed, strided accessor of rank N, checked once: dtype, rank, writability and one
+  /// address per element (Errc::overlapping) for a non-const T, alignment, and addressable
+  /// elements (packed sub-byte types are not: Errc::unsupported_dtype).
   template <class T, int N>
   TensorAccessor<T, N> accessor() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
-      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_));
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)) ||
+                          !apart<T>())) {
+      throw_error(detail::accessor_error<T, N>(storage_.tensor(), flags_, strides_data()));
     }
     return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
@@ -3704,8 +3769,9 @@ class TensorView {
   template <class T, int N>
   Result<TensorAccessor<T, N>> try_accessor() const {
     void* p = first();
-    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)))) {
-      return detail::accessor_error<T, N>(storage_.tensor(), flags_);
+    if (DLPACKPP_UNLIKELY(!(detail::accessor_ok<T, N>(dtype(), flags_, ndim(), p)) ||
+                          !apart<T>())) {
+      return detail::accessor_error<T, N>(storage_.tensor(), flags_, strides_data());
     }
     return TensorAccessor<T, N>(static_cast<T*>(p), shape_data(), strides_data());
   }
@@ -3807,6 +3873,17 @@ class TensorView {
   }
   DLPACKPP_COLD Error mismatch(Device expected) const {
     return detail::device_error(device(), expected);
+  }
+  // Writing through T gives each element its own address; a contiguous view (the common
+  // case, known from validation) never reads its strides for it, and a const T costs nothing.
+  template <class T>
+  DLPACKPP_FORCE_INLINE bool apart() const noexcept {
+    return detail::one_address_each<T>(facts_.contiguous, shape_data(), strides_data(), ndim());
+  }
+  DLPACKPP_FORCE_INLINE bool writable() const noexcept { return !read_only() && apart<void>(); }
+  DLPACKPP_COLD Error writable_error() const {
+    if (read_only()) return detail::read_only_error();
+    return detail::overlap_problem<void>(shape_data(), strides_data(), ndim()).error();
   }
   DLPACKPP_COLD Error not_contiguous_error() const {
     return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
@@ -4339,6 +4416,68 @@ DLPACKPP_END_NAMESPACE
 /// Only where the dlpack.h in force declares DLManagedTensorVersioned.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/recycled_block.hpp" (inlined below)
+// ---- begin dlpackpp/detail/recycled_block.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// RecycledBlock<T>: heap memory for a T with one freed block kept for the next one, for the
+/// small structs that a DLPack deleter frees (conversion wrappers, Python exports).
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+
+#include <atomic>
+#include <cstddef>
+#include <new>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// Memory for one T at a time, with one slot for the block last given back.
+///
+/// What it buys: where the same kind of block is made and freed in turn (each tensor of a
+/// legacy producer wrapped for the versioned handle in an import loop, each export of a
+/// Python tensor), the second and later blocks cost one atomic exchange instead of a call
+/// into the allocator, and the allocator is not touched from the deleter's thread.
+///
+/// What it relies on: every block of T has the same size, so any freed block fits the next
+/// T; the slot is exchanged atomically (lock-free, one operation each way) because a DLPack
+/// deleter may run on any thread, and acquire/release make the block's previous life happen
+/// before its next one; the slot is a constant-initialized atomic pointer with no destructor
+/// to run, so a deleter that runs during static destruction still finds it. The block left in
+/// the slot at exit stays reachable from it and is never freed.
+template <class T>
+class RecycledBlock {
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                "RecycledBlock<T>: T needs more alignment than operator new gives");
+
+ public:
+  /// Uninitialized memory for a T: the kept block, else operator new's (which may throw).
+  static void* take() {
+    void* p = slot().exchange(nullptr, std::memory_order_acquire);
+    return p != nullptr ? p : ::operator new(sizeof(T));
+  }
+  /// As take(), but NULL instead of throwing when out of memory.
+  static void* take(const std::nothrow_t& nothrow) noexcept {
+    void* p = slot().exchange(nullptr, std::memory_order_acquire);
+    return p != nullptr ? p : ::operator new(sizeof(T), nothrow);
+  }
+  /// Memory that held a T, already destroyed: kept for the next take(), and the block it
+  /// replaces (if any) freed.
+  static void give_back(void* p) noexcept {
+    ::operator delete(slot().exchange(p, std::memory_order_acq_rel));
+  }
+
+ private:
+  static std::atomic<void*>& slot() noexcept {
+    static std::atomic<void*> block{nullptr};
+    return block;
+  }
+};
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/detail/recycled_block.hpp ----
 // #include "dlpackpp/dlpack.hpp" (already inlined)
 // #include "dlpackpp/error.hpp" (already inlined)
 // #include "dlpackpp/flags.hpp" (already inlined)
@@ -4362,7 +4501,7 @@ struct ConversionWrapper {
   static void deleter(To* self) noexcept {
     auto* wrapper = static_cast<ConversionWrapper*>(self->manager_ctx);
     release_to_producer(wrapper->inner);
-    recycle(wrapper);
+    dispose(wrapper);
   }
 
   // When `t` is one of our wrappers, gives back the tensor it wraps (freeing the wrapper)
@@ -4371,15 +4510,15 @@ struct ConversionWrapper {
     if (t->deleter != &deleter) return nullptr;
     auto* wrapper = static_cast<ConversionWrapper*>(t->manager_ctx);
     From* inner = wrapper->inner;
-    recycle(wrapper);
+    dispose(wrapper);
     return inner;
   }
 
   /// A wrapper around `inner`, which it then owns; on bad_alloc nothing changes hands.
   static To* wrap(From* inner) {
-    ConversionWrapper* wrapper = take_spare();
-    if (wrapper == nullptr) wrapper = new ConversionWrapper{};
-    *wrapper = ConversionWrapper{};  // a recycled block carries the last tensor's fields
+    // A legacy producer imported in a loop (NumPy 1.x, PyTorch 1.x, each import wrapped for
+    // the versioned handle) then reuses one block instead of calling the allocator each time.
+    auto* wrapper = ::new (RecycledBlock<ConversionWrapper>::take()) ConversionWrapper{};
     wrapper->inner = inner;
     wrapper->outer.dl_tensor = inner->dl_tensor;
     wrapper->outer.manager_ctx = wrapper;
@@ -4388,30 +4527,10 @@ struct ConversionWrapper {
   }
 
  private:
-  // One spare block per wrapper kind, left by the last wrapper freed and taken by the next
-  // one made: a legacy producer imported in a loop (NumPy 1.x, PyTorch 1.x, each import
-  // wrapped for the versioned handle) then costs no heap call. Exchanged atomically, as a
-  // deleter may run on any thread; where the compiler has no __atomic builtins every wrapper
-  // is allocated and freed. The one spare outlives everything and is never freed.
-#if defined(__GNUC__) || defined(__clang__)
-  static ConversionWrapper*& spare() noexcept {
-    static ConversionWrapper* block = nullptr;
-    return block;
+  static void dispose(ConversionWrapper* wrapper) noexcept {
+    wrapper->~ConversionWrapper();
+    RecycledBlock<ConversionWrapper>::give_back(wrapper);
   }
-  static ConversionWrapper* take_spare() noexcept {
-    return __atomic_exchange_n(&spare(), nullptr, __ATOMIC_ACQUIRE);
-  }
-  static void recycle(ConversionWrapper* wrapper) noexcept {
-    ConversionWrapper* empty = nullptr;
-    if (!__atomic_compare_exchange_n(&spare(), &empty, wrapper, false, __ATOMIC_RELEASE,
-                                     __ATOMIC_RELAXED)) {
-      delete wrapper;
-    }
-  }
-#else
-  static ConversionWrapper* take_spare() noexcept { return nullptr; }
-  static void recycle(ConversionWrapper* wrapper) noexcept { delete wrapper; }
-#endif
 };
 /// The versioned wrapper around a legacy tensor already checked under `flags`: the one place
 /// the wrap is made, without validating again (adoption just did). On bad_alloc `legacy`

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// RecycledBlock<T>: heap memory for a T with one freed block kept for the next one, for the
+/// small structs that a DLPack deleter frees (conversion wrappers, Python exports).
+#pragma once
+
+#include "dlpackpp/detail/config.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <new>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// Memory for one T at a time, with one slot for the block last given back.
+///
+/// What it buys: where the same kind of block is made and freed in turn (each tensor of a
+/// legacy producer wrapped for the versioned handle in an import loop, each export of a
+/// Python tensor), the second and later blocks cost one atomic exchange instead of a call
+/// into the allocator, and the allocator is not touched from the deleter's thread.
+///
+/// What it relies on: every block of T has the same size, so any freed block fits the next
+/// T; the slot is exchanged atomically (lock-free, one operation each way) because a DLPack
+/// deleter may run on any thread, and acquire/release make the block's previous life happen
+/// before its next one; the slot is a constant-initialized atomic pointer with no destructor
+/// to run, so a deleter that runs during static destruction still finds it. The block left in
+/// the slot at exit stays reachable from it and is never freed.
+template <class T>
+class RecycledBlock {
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                "RecycledBlock<T>: T needs more alignment than operator new gives");
+
+ public:
+  /// Uninitialized memory for a T: the kept block, else operator new's (which may throw).
+  static void* take() {
+    void* p = slot().exchange(nullptr, std::memory_order_acquire);
+    return p != nullptr ? p : ::operator new(sizeof(T));
+  }
+  /// As take(), but NULL instead of throwing when out of memory.
+  static void* take(const std::nothrow_t& nothrow) noexcept {
+    void* p = slot().exchange(nullptr, std::memory_order_acquire);
+    return p != nullptr ? p : ::operator new(sizeof(T), nothrow);
+  }
+  /// Memory that held a T, already destroyed: kept for the next take(), and the block it
+  /// replaces (if any) freed.
+  static void give_back(void* p) noexcept {
+    ::operator delete(slot().exchange(p, std::memory_order_acq_rel));
+  }
+
+ private:
+  static std::atomic<void*>& slot() noexcept {
+    static std::atomic<void*> block{nullptr};
+    return block;
+  }
+};
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
