@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "support/expect_error.hpp"
+#include "support/layouts.hpp"
 
 #include <array>
 #include <cstdint>
@@ -23,6 +24,10 @@
 namespace {
 
 using dlpackpp_test::expect_error;
+using dlpackpp_test::Layout;
+using dlpackpp_test::layout_name;
+using dlpackpp_test::make_layout;
+using dlpackpp_test::Strided;
 // A user's 4-bit float, known to dlpackpp only through dtype_traits.
 struct Fp4 {
   std::uint8_t bits;
@@ -52,60 +57,23 @@ static_assert(std::is_trivially_copyable<TensorAccessor<float, 2>>::value, "kern
 static_assert(std::is_trivially_copyable<TensorAccessor<const double, 4>>::value,
               "kernel argument");
 
-enum class Layout { c_contiguous, fortran, negative, byte_offset };
-
-const char* layout_name(Layout layout) {
-  switch (layout) {
-    case Layout::c_contiguous:
-      return "c_contiguous";
-    case Layout::fortran:
-      return "fortran";
-    case Layout::negative:
-      return "negative";
-    case Layout::byte_offset:
-      return "byte_offset";
-  }
-  return "?";
-}
-void PrintTo(Layout layout, std::ostream* os) { *os << layout_name(layout); }
-
-// A rank-N int32 tensor over a buffer of distinct values. `first` is the buffer index of
-// element (0, ..., 0); `offset_elements` of it are conveyed as byte_offset.
-struct Strided {
-  Ints shape;
-  Ints strides;
+// A rank-N int32 tensor of `layout` over a buffer of distinct values; element (0, ..., 0) is
+// buffer[first], offset_elements of it conveyed as byte_offset.
+struct Filled {
+  Strided layout;
   std::int64_t first = 0;
-  std::int64_t offset_elements = 0;
   std::vector<std::int32_t> buffer;
 };
 
-Strided make_strided(Layout layout, int rank) {
-  Strided s;
-  std::int64_t numel = 1;
-  for (int d = 0; d < rank; ++d) {
-    s.shape.push_back(d + 2);
-    numel *= d + 2;
-  }
-  s.strides.assign(s.shape.size(), 1);
-  for (std::size_t d = s.shape.size(); d-- > 1;) s.strides[d - 1] = s.strides[d] * s.shape[d];
-  if (layout == Layout::fortran && rank > 0) {
-    s.strides[0] = 1;
-    for (std::size_t d = 1; d < s.shape.size(); ++d)
-      s.strides[d] = s.strides[d - 1] * s.shape[d - 1];
-  }
-  if (layout == Layout::negative) {  // even axes run backwards, odd ones forwards
-    for (std::size_t d = 0; d < s.shape.size(); d += 2) {
-      s.first += (s.shape[d] - 1) * s.strides[d];
-      s.strides[d] = -s.strides[d];
-    }
-  }
-  if (layout == Layout::byte_offset) {
-    s.offset_elements = 5;
-    s.first = 5;
-  }
-  s.buffer.resize(static_cast<std::size_t>(numel + s.offset_elements));
-  std::iota(s.buffer.begin(), s.buffer.end(), 1000);
-  return s;
+Filled make_filled(Layout layout, int rank) {
+  Ints shape;
+  for (int d = 0; d < rank; ++d) shape.push_back(d + 2);
+  Filled f;
+  f.layout = make_layout(layout, shape);
+  f.first = f.layout.offset_elements + f.layout.first;
+  f.buffer.resize(static_cast<std::size_t>(f.layout.offset_elements + f.layout.span));
+  std::iota(f.buffer.begin(), f.buffer.end(), 1000);
+  return f;
 }
 
 // Advances a row-major odometer; false once every tuple was visited.
@@ -132,15 +100,16 @@ template <int N>
 void check_rank(Layout layout) {
   SCOPED_TRACE("rank " + std::to_string(N));
   constexpr auto n = static_cast<std::size_t>(N);
-  Strided s = make_strided(layout, N);
-  void* data = s.buffer.data() + (s.first - s.offset_elements);
+  Filled f = make_filled(layout, N);
+  const Strided& s = f.layout;
+  void* data = f.buffer.data() + s.first;
   const auto byte_offset = static_cast<std::uint64_t>(s.offset_elements) * sizeof(std::int32_t);
   const TensorView v(data, DataType::int32(), s.shape, s.strides, Device::cpu(), byte_offset);
   const TensorAccessor<std::int32_t, N> acc = v.accessor<std::int32_t, N>();
   const TensorAccessor<const std::int32_t, N> reader = v.accessor<const std::int32_t, N>();
 
-  EXPECT_EQ(acc.data(), s.buffer.data() + s.first);
-  EXPECT_EQ(reader.data(), s.buffer.data() + s.first);
+  EXPECT_EQ(acc.data(), f.buffer.data() + f.first);
+  EXPECT_EQ(reader.data(), f.buffer.data() + f.first);
   for (int d = 0; d < N; ++d) {
     EXPECT_EQ(acc.size(d), s.shape[static_cast<std::size_t>(d)]);
     EXPECT_EQ(acc.stride(d), s.strides[static_cast<std::size_t>(d)]);
@@ -149,9 +118,9 @@ void check_rank(Layout layout) {
   std::array<std::int64_t, n> index{};
   std::int32_t stamp = 0;
   do {
-    std::int64_t raw = s.first;
+    std::int64_t raw = f.first;
     for (std::size_t d = 0; d < n; ++d) raw += index[d] * s.strides[d];
-    std::int32_t& expected = s.buffer[static_cast<std::size_t>(raw)];
+    std::int32_t& expected = f.buffer[static_cast<std::size_t>(raw)];
     const std::int32_t original = expected;
 
     std::int32_t& called = std::apply(acc, index);
@@ -185,8 +154,8 @@ TEST_P(AccessorLayouts, MatchesIndexArithmeticForRanks0To4) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TensorAccessor, AccessorLayouts,
-                         ::testing::Values(Layout::c_contiguous, Layout::fortran, Layout::negative,
-                                           Layout::byte_offset),
+                         ::testing::Values(Layout::c_contiguous, Layout::fortran, Layout::permuted,
+                                           Layout::sliced, Layout::negative, Layout::byte_offset),
                          layout_test_name);
 
 TEST(TensorAccessor, CreationChecksDtypeRankAndWritability) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/expect_error.hpp"
+#include "support/layouts.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -20,7 +21,13 @@
 
 namespace {
 
+using dlpackpp_test::all_layouts;
+using dlpackpp_test::column_major;
 using dlpackpp_test::expect_error;
+using dlpackpp_test::Layout;
+using dlpackpp_test::layout_name;
+using dlpackpp_test::make_layout;
+using dlpackpp_test::Strided;
 
 using dlpackpp::DataType;
 using dlpackpp::Device;
@@ -90,27 +97,6 @@ std::int64_t reference_nbytes(DataType t, std::int64_t numel, bool padded) {
   return (numel * lane_bits * t.lanes() + 7) / 8;
 }
 
-// Row-major strides; a zero extent counts as 1 so that the strides stay meaningful.
-Ints row_major(const Ints& shape) {
-  Ints strides(shape.size());
-  std::int64_t running = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    strides[d] = running;
-    running *= std::max<std::int64_t>(shape[d], 1);
-  }
-  return strides;
-}
-
-Ints column_major(const Ints& shape) {
-  Ints strides(shape.size());
-  std::int64_t running = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    strides[d] = running;
-    running *= std::max<std::int64_t>(shape[d], 1);
-  }
-  return strides;
-}
-
 // What a view of (shape, strides) must report, found by visiting every index tuple.
 struct Reference {
   std::int64_t numel = 0;
@@ -157,114 +143,7 @@ Reference brute_force(const Ints& shape, const Ints& strides) {
 
 // ---- The grid: layouts x ranks, each checked for every valid dtype. ----
 
-enum class Layout {
-  c_contiguous,
-  fortran,
-  permuted,
-  sliced,
-  negative,
-  zero_size,
-  size_one_odd_strides,
-  byte_offset,
-  null_strides,
-};
-
-const char* layout_name(Layout layout) {
-  switch (layout) {
-    case Layout::c_contiguous:
-      return "c_contiguous";
-    case Layout::fortran:
-      return "fortran";
-    case Layout::permuted:
-      return "permuted";
-    case Layout::sliced:
-      return "sliced";
-    case Layout::negative:
-      return "negative";
-    case Layout::zero_size:
-      return "zero_size";
-    case Layout::size_one_odd_strides:
-      return "size_one_odd_strides";
-    case Layout::byte_offset:
-      return "byte_offset";
-    case Layout::null_strides:
-      return "null_strides";
-  }
-  return "?";
-}
-
-// Failures name the layout instead of printing its bytes.
-void PrintTo(Layout layout, std::ostream* os) { *os << layout_name(layout); }
-
-const Layout all_layouts[] = {Layout::c_contiguous,
-                              Layout::fortran,
-                              Layout::permuted,
-                              Layout::sliced,
-                              Layout::negative,
-                              Layout::zero_size,
-                              Layout::size_one_odd_strides,
-                              Layout::byte_offset,
-                              Layout::null_strides};
 const int grid_ranks[] = {0, 1, 2, 3, 8, 9};
-
-// A producer's tensor: shape, strides (empty: NULL), where its first element sits relative to
-// the lowest one it reaches, and its byte_offset in elements.
-struct Producer {
-  Ints shape;
-  Ints strides;
-  bool null_strides = false;
-  bool null_data = false;
-  std::int64_t offset_elements = 0;
-};
-
-Producer make_producer(Layout layout, int ndim) {
-  Producer p;
-  for (int d = 0; d < ndim; ++d) p.shape.push_back(2 + d % 2);  // ndim 9: 2592 elements
-  p.strides = row_major(p.shape);
-  const std::size_t n = p.shape.size();
-  switch (layout) {
-    case Layout::c_contiguous:
-      break;
-    case Layout::fortran:
-      p.strides = column_major(p.shape);
-      break;
-    case Layout::permuted:  // a transpose for ndim 2, a rotation of the axes beyond
-      std::rotate(p.shape.begin(), p.shape.begin() + (n > 0 ? 1 : 0), p.shape.end());
-      std::rotate(p.strides.begin(), p.strides.begin() + (n > 0 ? 1 : 0), p.strides.end());
-      break;
-    case Layout::sliced:  // every other element of a parent twice as long in the last axis
-      if (n > 0) {
-        Ints parent = p.shape;
-        parent.back() *= 2;
-        p.strides = row_major(parent);
-        p.strides.back() = 2;
-      }
-      break;
-    case Layout::negative:
-      for (std::int64_t& s : p.strides) s = -s;
-      break;
-    case Layout::zero_size:
-      p.shape[n / 2] = 0;
-      p.strides = row_major(p.shape);
-      p.null_data = true;
-      break;
-    case Layout::size_one_odd_strides: {
-      const std::int64_t odd[] = {7, -5, 0, 1000003, INT64_MAX};
-      for (std::size_t d = 0; d < n; d += 2) p.shape[d] = 1;
-      p.strides = row_major(p.shape);
-      for (std::size_t d = 0; d < n; d += 2) p.strides[d] = odd[(d / 2) % 5];
-      break;
-    }
-    case Layout::byte_offset:
-      p.offset_elements = 3;
-      break;
-    case Layout::null_strides:
-      p.strides.clear();
-      p.null_strides = true;
-      break;
-  }
-  return p;
-}
 
 using GridParam = std::tuple<Layout, int>;
 
@@ -297,8 +176,10 @@ class ValidGrid : public ::testing::TestWithParam<GridParam> {};
 
 TEST_P(ValidGrid, MatchesBruteForce) {
   const auto [layout, ndim] = GetParam();
-  Producer p = make_producer(layout, ndim);
-  const Ints expected_strides = p.null_strides ? row_major(p.shape) : p.strides;
+  Ints shape;
+  for (int d = 0; d < ndim; ++d) shape.push_back(2 + d % 2);  // ndim 9: 2592 elements
+  Strided p = make_layout(layout, shape);
+  const Ints& expected_strides = p.strides;
   const Reference ref = brute_force(p.shape, expected_strides);
   if (p.null_strides && ref.numel > 0) {
     ASSERT_TRUE(ref.contiguous) << "NULL strides must mean compact row-major";

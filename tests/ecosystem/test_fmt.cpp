@@ -4,7 +4,7 @@
 
 #include <dlpackpp/fmt.hpp>
 
-#include "ecosystem/format_cases.hpp"
+#include "format_cases.hpp"
 
 #if !DLPACKPP_HAS_FMT
 #error "test_fmt is only built where {fmt} is found (CMake checks that first)"

@@ -5,7 +5,7 @@
 
 #include <dlpackpp/format.hpp>
 
-#include "ecosystem/format_cases.hpp"
+#include "format_cases.hpp"
 
 #if !DLPACKPP_HAS_STD_FORMAT
 #error "test_format is only built where <format> is available (CMake checks that first)"

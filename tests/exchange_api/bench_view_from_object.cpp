@@ -3,7 +3,7 @@
 // directly: the raw call, the raw call plus the same validation a careful consumer writes by
 // hand (TensorView::try_from), and view_from_object(). Also the producer kit's trampoline
 // against a bare C function. Built when Google Benchmark is found; not a test.
-#include "mock_framework.hpp"
+#include "mock_producer.hpp"
 
 #include <benchmark/benchmark.h>
 

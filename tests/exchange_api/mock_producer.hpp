@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// A small mock framework for the exchange API tests: a fake "PyObject" type that owns its
-// elements, MockImpl (a producer built with make_exchange_api<MockImpl>()) whose behaviour
-// each test picks, and counters for every deleter, object and error report.
+// A mock exchange-API producer for the exchange API tests (tests/python has a mock Python
+// framework of its own): a fake "PyObject" type that owns its elements, MockImpl (a producer
+// built with make_exchange_api<MockImpl>()) whose behaviour each test picks, and counters for
+// every deleter, object and error report.
 #pragma once
 
 #include <dlpackpp/exchange_api.hpp>

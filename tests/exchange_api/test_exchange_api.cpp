@@ -3,7 +3,7 @@
 // producer kit's C trampolines (no exception crosses into C), and ownership on every path
 // (each exported tensor's deleter counted exactly once). Built against every dlpack.h that
 // declares the table, the 1.1-era draft with `prev_version_api` included.
-#include "mock_framework.hpp"
+#include "mock_producer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // view_from_object() never heap-allocates (nor does the producer kit's trampoline around a
 // non-allocating Impl): counted by replacing global operator new/delete, so a binary of its own.
-#include "mock_framework.hpp"
+#include "mock_producer.hpp"
 #include "support/counting_new.hpp"
 
 #include <gtest/gtest.h>
