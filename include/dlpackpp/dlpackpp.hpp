@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Umbrella header: all of dlpackpp except the opt-in Python helpers (<dlpackpp/python.hpp>).
+/// Umbrella header: the core of dlpackpp. The opt-in headers are outside it: python.hpp,
+/// pybind11.hpp and nanobind.hpp (they need Python.h), iterate.hpp, mdspan.hpp, format.hpp,
+/// fmt.hpp and cuda.hpp (docs/reference.md lists what each adds).
 #pragma once
 
 // The umbrella lists its parts in the order they build on each other.

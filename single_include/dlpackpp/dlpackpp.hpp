@@ -8,7 +8,9 @@
 // ---- begin dlpackpp/dlpackpp.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Umbrella header: all of dlpackpp except the opt-in Python helpers (<dlpackpp/python.hpp>).
+/// Umbrella header: the core of dlpackpp. The opt-in headers are outside it: python.hpp,
+/// pybind11.hpp and nanobind.hpp (they need Python.h), iterate.hpp, mdspan.hpp, format.hpp,
+/// fmt.hpp and cuda.hpp (docs/reference.md lists what each adds).
 
 // The umbrella lists its parts in the order they build on each other.
 // clang-format off
@@ -510,7 +512,8 @@ typedef struct DLPackExchangeAPI {
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
-/// Reports a broken contract and aborts; out of line so the check costs one branch.
+/// Reports a broken contract and aborts. A plain inline function: DLPACKPP_ASSERT marks the
+/// failing branch unlikely, and [[noreturn]] lets the compiler lay the call out of the way.
 [[noreturn]] inline void assert_fail(const char* file, int line, const char* msg) noexcept {
   std::fprintf(stderr, "%s:%d: dlpackpp contract violated: %s\n", file, line, msg);
   std::fflush(stderr);

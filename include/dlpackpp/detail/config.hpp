@@ -165,7 +165,8 @@
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
-/// Reports a broken contract and aborts; out of line so the check costs one branch.
+/// Reports a broken contract and aborts. A plain inline function: DLPACKPP_ASSERT marks the
+/// failing branch unlikely, and [[noreturn]] lets the compiler lay the call out of the way.
 [[noreturn]] inline void assert_fail(const char* file, int line, const char* msg) noexcept {
   std::fprintf(stderr, "%s:%d: dlpackpp contract violated: %s\n", file, line, msg);
   std::fflush(stderr);
