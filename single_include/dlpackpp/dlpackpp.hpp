@@ -4230,7 +4230,9 @@ class BasicManagedTensor {
 
   template <class T, int N>
   DLPACKPP_FORCE_INLINE bool typed_access_ok() const noexcept {
-    return typed_access_ok<T, N>(checked());
+    const DLTensor& t = tensor();
+    return typed_access_ok<T, N>(checked()) &&
+           detail::one_address_each<T>(false, t.shape, t.strides, N);
   }
   template <class T, int N>
   DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
@@ -4265,8 +4267,10 @@ class BasicManagedTensor {
     if constexpr (is_versioned) {
       if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
     }
-    detail::TensorFacts facts;  // the accessor needs none of them
-    return typed_access_ok<T, N>(p) && accepts(p, options, facts);
+    detail::TensorFacts facts;  // a contiguous tensor needs no look for a stride of 0
+    const DLTensor& t = p->dl_tensor;
+    return typed_access_ok<T, N>(p) && accepts(p, options, facts) &&
+           detail::one_address_each<T>(facts.contiguous, t.shape, t.strides, N);
   }
 
   // The common case inline and message-free: a tensor of this major that the one-pass check
