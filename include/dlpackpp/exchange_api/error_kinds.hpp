@@ -13,7 +13,7 @@ namespace detail {
 /// The Python exception class an Errc maps to.
 enum class PythonErrorClass { buffer_error, type_error, value_error };
 
-/// BufferError for what cannot be exchanged (version, device, flags, writability),
+/// BufferError for what cannot be exchanged (version, device, flags, writability, overlap),
 /// TypeError for a wrong or unsupported dtype or rank, ValueError for the rest.
 constexpr PythonErrorClass python_error_class(Errc code) noexcept {
   switch (code) {
@@ -22,6 +22,7 @@ constexpr PythonErrorClass python_error_class(Errc code) noexcept {
     case Errc::device_mismatch:
     case Errc::invalid_flags:
     case Errc::read_only:
+    case Errc::overlapping:
       return PythonErrorClass::buffer_error;
     case Errc::unsupported_dtype:
     case Errc::dtype_mismatch:
