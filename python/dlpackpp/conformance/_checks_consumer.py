@@ -24,6 +24,8 @@ def take(target, k, **kwargs):
     try:
         return "ok", target.from_dlpack(k, **kwargs)
     except Exception as e:  # noqa: BLE001 - refusals are judged by the caller
+        # The traceback's frames may hold the capsule: drop them, or its deleter cannot run.
+        e.__traceback__ = e.__context__ = e.__cause__ = None
         return "refused", e
 
 
@@ -58,11 +60,16 @@ def imported(out, target, label, k, expect, level="MUST", refusal_ok=True, **kwa
                 "%s: the imported values differ from the producer's" % label)
     del y
     collect()
-    n = k.deleted()
-    if not k.extra.get("null_deleter"):
-        out.add(n == 1, "MUST", PY + ": the deleter is called exactly once",
-                "%s: the deleter ran %d times" % (label, n))
+    deleted_once(out, label, k)
     return seen
+
+
+def deleted_once(out, label, k):
+    """Every capsule k made saw its deleter run exactly once (none made: a consumer that
+    refused from __dlpack_device__ alone)."""
+    if not k.extra.get("null_deleter"):
+        out.add(k.deleted() == k.made, "MUST", PY + ": the deleter is called exactly once",
+                "%s: %d capsule(s), the deleter ran %d times" % (label, k.made, k.deleted()))
 
 
 @check("C1", "MUST", HDR + ": a major version above the consumer's: call the deleter, read no "
@@ -82,7 +89,7 @@ def c1(target):
                 "BufferError", "refused with %s" % describe(y))
     del y
     collect()
-    out.add(k.deleted() == 1, "MUST", HDR + ": 'the consumer must call the deleter'",
+    out.add(k.deleted() == k.made, "MUST", HDR + ": 'the consumer must call the deleter'",
             "the deleter ran %d times" % k.deleted())
     return out
 
@@ -122,7 +129,9 @@ def c4(target):
     out = new()
     consumer(target)
     base = np.arange(1, 41, dtype=np.float32).reshape(4, 10)
-    for label, sub in (("row 2", base[2]), ("block", base[1:3, 4:9])):
+    # Compact layouts, so that a consumer refusing strides is not mistaken for one ignoring
+    # byte_offset (C3 covers strides).
+    for label, sub in (("row 2", base[2]), ("rows 1-2", base[1:3])):
         offset = sub.__array_interface__["data"][0] - base.__array_interface__["data"][0]
         k = KitArray(sub, data=base.__array_interface__["data"][0], byte_offset=offset)
         imported(out, target, "%s at byte_offset %d" % (label, offset), k, compact_bytes(sub),
@@ -169,8 +178,7 @@ def c6(target):
     else:
         out.add(False, "INFO", "", "refuses a 1.3 capsule with NULL strides (%s)" % describe(y))
     collect()
-    out.add(k.deleted() == 1, "MUST", PY + ": the deleter is called exactly once",
-            "NULL-strides capsule: the deleter ran %d times" % k.deleted())
+    deleted_once(out, "NULL-strides capsule", k)
     return out
 
 
@@ -213,8 +221,7 @@ def c8(target):
                         "dtype %s on %s" % kept))
         del y
         collect()
-        out.add(k.deleted() == 1, "MUST", PY + ": the deleter is called exactly once",
-                "%s: the deleter ran %d times" % (label, k.deleted()))
+        deleted_once(out, label, k)
     return out
 
 
@@ -280,6 +287,13 @@ def c11(target):
             out.add(False, "SHOULD", PY + " (array API 2023.12): copy keyword",
                     "from_dlpack(copy=...) refused (%s): pre-2023.12" % describe(e))
             return out
+        except (BufferError, ValueError) as e:
+            # A consumer that needs a copy (alignment, layout) refuses copy=False.
+            out.add(not copy, "SHOULD", PY + ": copy=True is always possible on the host",
+                    "copy=%s refused with %s" % (copy, describe(e)))
+            if not copy:
+                out.add(False, "INFO", "", "copy=False refused: %s" % describe(e))
+            continue
         values = np.asarray(target.to_numpy(y))
         out.add(compact_bytes(values) == compact_bytes(a), "MUST", PY + ": values",
                 "copy=%s: values differ" % copy)

@@ -36,9 +36,41 @@ def l1(target):
     del cap
     collect()
     n = p.count(counter)
+    if n == 0:
+        # Some destructors free the tensor themselves instead of through its deleter field
+        # (the shim then sees nothing): only memory that stays allocated is a leak.
+        grown = leak_probe(target)
+        out.add(grown is not None and grown < 64, "MUST", PY + ": an unconsumed capsule's "
+                "tensor is released when the capsule dies", "the deleter never ran and memory "
+                "grew by %s MiB over 8 dropped 32 MiB exports" % grown)
+        if grown is not None and grown < 64:
+            out.add(False, "INFO", "", "the destructor releases the tensor without calling its "
+                    "deleter field (memory is freed)")
+        return out
     out.add(n == 1 and p.double_frees() == before, "MUST", PY + ": deleter called exactly once "
             "when an unconsumed capsule dies", "the deleter ran %d times" % n)
     return out
+
+
+def _resident_mib():
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096 >> 20
+    except OSError:
+        return None
+
+
+def leak_probe(target):
+    """MiB of resident memory gained over eight exports of 32 MiB arrays, each dropped
+    unconsumed (None where the system cannot say)."""
+    start = _resident_mib()
+    for i in range(8):
+        x = make(target, np.full(1 << 23, i, dtype=np.float32))
+        cap = x.__dlpack__()
+        del cap, x
+        collect()
+    end = _resident_mib()
+    return None if start is None or end is None else end - start
 
 
 @check("L2", "MUST", PY + ": a consumer renames the capsule used_dltensor[_versioned]; the "
@@ -110,8 +142,8 @@ def l4(target):
     out.add(kept, "MUST", PY + ": a pending exception survives the capsule's destructor",
             "the destructor cleared or replaced a pending exception")
     collect()
-    out.add(p.count(counter) == 1, "MUST", PY + ": deleter called once",
-            "the deleter ran %d times" % p.count(counter))
+    out.add(p.count(counter) <= 1, "MUST", PY + ": deleter called at most once (L1 tells "
+            "whether it is called)", "the deleter ran %d times" % p.count(counter))
     return out
 
 
@@ -120,7 +152,7 @@ def l4(target):
 def l5(target):
     out = new()
     p = probe()
-    a = np.arange(1, 13, dtype=np.float64).reshape(3, 4)
+    a = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
     expect = compact_bytes(a)
     x, cap, counter = shimmed_export(target, a.copy())
     owned = p.consume(cap)

@@ -4,10 +4,11 @@ when it dies (a signal, a hang) the runner knows which case it was in.
 
     python -m dlpackpp.conformance._child '<job json>'
 
-A job is {"target": spec, "checks": [id, ...]} or {"producer": spec, "consumers": [spec, ...],
-"cells": [[consumer, case], ...]}. Lines: `KIT {"start": key}`, then `KIT {"result": entry}`
+A job is {"target": spec, "checks": [id, ...]} or {"matrix": [spec, ...], "cells":
+[[producer, consumer, case], ...]}. Lines: `KIT {"start": key}`, then `KIT {"result": entry}`
 or `KIT {"cell": ...}`; the first line is `KIT {"version": ...}`."""
 
+import gc
 import json
 import os
 import sys
@@ -32,21 +33,28 @@ def main(argv):
     from ._kit import _progress
     from ._targets import load, version_of
     _progress[0] = lambda label: emit({"case": label})
-    if "producer" in job:
+    if "matrix" in job:
         from ._matrix import cell
-        producer = load(job["producer"])
-        consumers = {spec: load(spec) for spec in job["consumers"]}
-        emit({"version": version_of(producer)})
-        for spec, case in job["cells"]:
-            emit({"start": [spec, case]})
+        adapters = {spec: load(spec) for spec in job["matrix"]}
+        for adapter in adapters.values():
+            version_of(adapter)  # imports the framework
+        gc.freeze()
+        emit({"version": ""})
+        for producer, consumer, case in job["cells"]:
+            emit({"start": [producer, consumer, case]})
             try:
-                result = cell(producer, consumers[spec], case)
+                result = cell(adapters[producer], adapters[consumer], case)
             except Exception as e:  # noqa: BLE001 - a check that raised is a failed cell
                 result = {"outcome": "refuse", "detail": _checks.describe(e)}
-            emit({"cell": [spec, case, result]})
+            emit({"cell": [producer, consumer, case, result]})
         return 0
     target = load(job["target"])
-    emit({"version": version_of(target), "name": target.NAME})
+    version = version_of(target)  # imports the framework
+    # The framework's own objects never hold a case's capsule: out of the collector's way,
+    # so that collecting after each case is cheap (with PyTorch loaded, a full collection
+    # takes a quarter of a second).
+    gc.freeze()
+    emit({"version": version, "name": target.NAME})
     for check_id in job["checks"]:
         emit({"start": check_id})
         try:
@@ -64,4 +72,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    status = main(sys.argv)
+    emit({"done": status})
+    # Some frameworks take seconds to shut down (threads, atexit hooks): nothing is left to
+    # do here, so skip that.
+    sys.stderr.flush()
+    os._exit(status)

@@ -171,6 +171,7 @@ class KitArray:
         self.extra = extra
         self.counter = p.new_counter()
         self.calls = []
+        self.made = 0  # capsules handed out: each must see its deleter run once
         self._capsule = None
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None, **unknown):
@@ -202,6 +203,7 @@ class KitArray:
             flags=flags, counter=self.counter, **self.extra)
         if self.same_capsule:
             self._capsule = cap
+        self.made += 1
         return cap
 
     def __dlpack_device__(self):

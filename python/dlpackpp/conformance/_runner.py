@@ -64,6 +64,9 @@ def _run_child(job, keys, timeout, on_event):
             return current, "timed out after %d s%s" % (timeout, where), remaining
         if line is None:
             break
+        if line.startswith(PREFIX + '{"done"'):
+            current = None
+            break
         if not line.startswith(PREFIX):
             continue
         event = json.loads(line[len(PREFIX):])
@@ -81,7 +84,11 @@ def _run_child(job, keys, timeout, on_event):
             if "result" in event or "cell" in event:
                 current = None
             on_event(event)
-    child.wait()
+    try:
+        child.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
     for r in readers:
         r.join(5)
     if current is None and not remaining:
@@ -101,17 +108,22 @@ def run(specs, names, only, timeout, matrix_specs, workers=None):
     versions = {}
     cells = []
     jobs = queue.Queue()
+    count = workers or min(os.cpu_count() or 2, 8)
+    # Importing a framework is most of a child's cost (PyTorch: seconds): one child per
+    # target, split in two only when one target would leave a core idle.
+    halves = _HALVES if len(specs) < count else (tuple(ROLES),)
     for spec in specs:
-        for half in _HALVES:
-            keys = [i for i in ids if i[0] in half]
+        for half in halves:
+            keys = [i for i in ids if i[0] in half and i != "M1"]
             if keys:
                 jobs.put(({"target": spec, "checks": keys}, keys))
     if matrix_specs and (not only or "M1" in only):
         from ._matrix import cases
-        for producer in matrix_specs:
-            keys = [(c, name) for c in matrix_specs for name, _ in cases()]
-            jobs.put(({"producer": producer, "consumers": list(matrix_specs),
-                       "cells": [list(k) for k in keys]}, keys))
+        # A few children for the whole matrix: each imports every framework once.
+        for n in range(min(count, len(matrix_specs))):
+            keys = [(p, c, name) for p in matrix_specs[n::count] for c in matrix_specs
+                    for name, _ in cases()]
+            jobs.put(({"matrix": list(matrix_specs), "cells": [list(k) for k in keys]}, keys))
     lock = threading.Lock()
 
     def worker():
@@ -120,18 +132,18 @@ def run(specs, names, only, timeout, matrix_specs, workers=None):
                 job, keys = jobs.get_nowait()
             except queue.Empty:
                 return
-            spec = job.get("target") or job.get("producer")
+            spec = job.get("target")
 
             def on_event(event, spec=spec, job=job):
                 with lock:
-                    if "version" in event:
+                    if "version" in event and spec is not None:
                         versions.setdefault(spec, event["version"])
                     elif "result" in event:
                         results[spec][event["result"]["id"]] = event["result"]
                     elif "cell" in event:
-                        consumer, case, outcome = event["cell"]
+                        producer, consumer, case, outcome = event["cell"]
                         if outcome is not None:
-                            cells.append((spec, consumer, case, outcome))
+                            cells.append((producer, consumer, case, outcome))
             died_in, why, rest = _run_child(job, keys, timeout, on_event)
             with lock:
                 if died_in is not None and "checks" in job:
@@ -141,8 +153,7 @@ def run(specs, names, only, timeout, matrix_specs, workers=None):
                         "never crashes the interpreter (" + REGISTRY[died_in][2] + ")",
                         "detail": "the child process " + why}
                 elif died_in is not None:
-                    cells.append((spec, died_in[0], died_in[1],
-                                  {"outcome": "crash", "detail": why}))
+                    cells.append(died_in + ({"outcome": "crash", "detail": why},))
                 elif rest and "checks" in job:
                     for key in rest:
                         results[spec][key] = {"id": key, "role": ROLES[key[0]], "level": "MUST",
@@ -150,7 +161,7 @@ def run(specs, names, only, timeout, matrix_specs, workers=None):
                                               "detail": "the child process " + why}
                     rest = []
                 elif rest:  # died before its first cell: the producer does not load
-                    cells.extend((spec, k[0], k[1], {"outcome": "crash", "detail": why})
+                    cells.extend(tuple(k) + ({"outcome": "crash", "detail": why},)
                                  for k in rest)
                     rest = []
             if rest:
@@ -159,7 +170,6 @@ def run(specs, names, only, timeout, matrix_specs, workers=None):
                     k if isinstance(k, str) else list(k) for k in rest]
                 jobs.put((new_job, rest))
 
-    count = workers or min(os.cpu_count() or 2, 8)
     threads = [threading.Thread(target=worker) for _ in range(count)]
     for t in threads:
         t.start()

@@ -152,9 +152,12 @@ class Jax:
     def from_numpy(a):
         import jax.numpy as jnp
         try:
-            return jnp.asarray(a)
+            x = jnp.asarray(a)
         except (TypeError, ValueError) as e:
             _refuse(e)
+        if x.dtype != a.dtype:  # 64-bit types without jax_enable_x64
+            raise NotImplementedError("JAX holds %s as %s" % (a.dtype, x.dtype))
+        return x
 
     # JAX arrays are immutable: every one is read-only memory.
     read_only = from_numpy
@@ -230,8 +233,8 @@ class TvmFfi:
 
     @staticmethod
     def to_numpy(y):
-        import numpy
-        return numpy.from_dlpack(y)
+        from ._kit import host_copy
+        return host_copy(y)
 
 
 class Dlpackpp:
