@@ -57,8 +57,13 @@ FAULTS = {
 _TABLE_FAULTS = {"X2": 1, "X3": 3, "X4": 4, "X5": 5}
 
 
+# NumPy's own types only: ml_dtypes registers some of its types (float8_e5m2) with kind 'f'.
+_NUMPY_NAMES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float16", "float32", "float64", "complex64", "complex128"}
+
+
 def dtype_of(dtype):
-    if dtype.kind not in _CODES or not dtype.isnative:
+    if dtype.name not in _NUMPY_NAMES or not dtype.isnative:
         return None
     return (_CODES[dtype.kind], dtype.itemsize * 8, 1)
 
@@ -219,7 +224,7 @@ def adapter(fault=None):
     leaked = []
 
     def from_numpy(a):
-        if a.dtype.kind == "V":
+        if dtype_of(a.dtype) is None and a.dtype.kind in "fV":  # ml_dtypes' types
             raise NotImplementedError("no %s here" % a.dtype)
         return RefArray(a)
 

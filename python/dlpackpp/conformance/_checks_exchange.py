@@ -147,8 +147,16 @@ def x4(target):
         out.add(False, "INFO", "", "GPU half skipped: the framework has no CUDA device")
         return out
     dev = tuple(xg.__dlpack_device__())
-    rc, stream, why = probe().table_stream(api, dev[0], dev[1])
-    want = current(dev)
+    context = getattr(target, "stream_context", None)
+    if context is not None:
+        # A stream of its own made current, so that the default stream's NULL handle
+        # cannot pass for the right answer.
+        scope, want = context(dev)
+        with scope:
+            rc, stream, why = probe().table_stream(api, dev[0], dev[1])
+    else:
+        rc, stream, why = probe().table_stream(api, dev[0], dev[1])
+        want = current(dev)
     out.add(rc == 0 and stream == want, "MUST", HDR + ": 'it should map to "
             "torch.cuda.current_stream'", "current_work_stream(%s) gave rc %d, %#x; the "
             "framework's current stream is %#x" % (dev, rc, stream, want))

@@ -24,6 +24,8 @@ def emit(event):
 
 def main(argv):
     job = json.loads(argv[1])
+    # JAX takes most of a GPU's memory when it starts; children share the GPU.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     # Frameworks print: keep their output off the protocol's stream.
     protocol = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)

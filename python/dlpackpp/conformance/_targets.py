@@ -5,7 +5,9 @@ An adapter is anything with NAME and some of VERSION, from_numpy, read_only, fro
 to_numpy (see docs/conformance.md); built-in ones are classes of static methods with the same
 names, so the checks never tell them apart. Optional extras a built-in may have: cuda_array
 (a CUDA array of a numpy array's values, or None without CUDA), current_stream(device) (the
-framework's current stream handle, for X4) and sync_producer / sync_consumer hooks for P9.
+framework's current stream handle, for X4), stream_context(device) (a context that makes a
+new stream current, and its handle: X4) and slow_update(x) (x + 1 queued behind a long
+kernel on the current stream: P9's ordering test).
 """
 
 import importlib.util
@@ -139,6 +141,22 @@ class Torch:
         import torch
         return torch.cuda.current_stream(device[1]).cuda_stream
 
+    @staticmethod
+    def stream_context(device):
+        """(a context making a new stream current, that stream's handle)."""
+        import torch
+        s = torch.cuda.Stream(device[1])
+        return torch.cuda.stream(s), s.cuda_stream
+
+    @staticmethod
+    def slow_update(xg):
+        import torch
+        # On a stream of its own: work on the legacy default stream would be waited for by
+        # any blocking stream, hiding a producer that does not order it.
+        torch.cuda.set_stream(torch.cuda.Stream(xg.device))
+        torch.cuda._sleep(200_000_000)  # about 0.1 s of GPU clock
+        return xg.add_(1)
+
 
 class Jax:
     NAME = "jax"
@@ -208,6 +226,21 @@ class CuPy:
     def current_stream(device):
         import cupy
         return cupy.cuda.get_current_stream(device[1]).ptr
+
+    @staticmethod
+    def stream_context(device):
+        import cupy
+        s = cupy.cuda.Stream(non_blocking=True)
+        return s, s.ptr
+
+    @staticmethod
+    def slow_update(xg):
+        import cupy
+        cupy.cuda.Stream(non_blocking=True).use()  # see Torch.slow_update
+        spin = cupy.RawKernel(r"""extern "C" __global__ void spin(long long n) {
+            long long t = clock64(); while (clock64() - t < n) {} }""", "spin")
+        spin((1,), (1,), (cupy.int64(200_000_000),))
+        return xg + 1
 
 
 class TvmFfi:
