@@ -7,13 +7,23 @@
 ///
 /// - A value that does not fit declines without raising, so nanobind tries the next overload
 ///   and, when none fits, raises its usual TypeError; the signature names what each parameter
-///   takes (`float32[*, *] writable`, `float32[*, *]`, `tensor`).
+///   takes (`float32[*, *] writable`, `float32[*, *]`, `tensor`), and
+///   dlpackpp::bindings::explain_refusal says why an object does not fit. Anything else a
+///   producer raises (KeyboardInterrupt, MemoryError, its own TypeError...) propagates
+///   unchanged: from_python is noexcept, so the caster keeps the exception, reports the
+///   argument loaded, and throws it (nb::python_error) when nanobind takes the value, before
+///   the function runs; nb::cast gets it pending. Inside nanobind's own containers
+///   (`std::optional`, `std::variant`, `std::vector`), which ask can_cast() and accept no
+///   error from an element, such an argument declines instead.
 /// - A `TensorView` or accessor argument is valid for the call only (the lifetime rule of
-///   docs/bindings.md); what it had to import is kept alive on nanobind's cleanup list, also
-///   inside `std::optional`/`std::variant` parameters, and released when the call returns.
-///   Through `nb::cast` only a borrow through the exchange table can be made (nanobind
-///   releases its cleanup list before the value is used); an import that needs an owner
-///   declines there.
+///   docs/bindings.md); what it reads is owned by the call (kept on nanobind's cleanup list,
+///   also inside `std::optional`/`std::variant` parameters) and released when the call
+///   returns. Through `nb::cast` only a view that needs no keeping (a dlpackpp.Tensor, a
+///   borrow through the exchange table) can be made (nanobind releases its cleanup list
+///   before the value is used).
+/// - A `dlpackpp::Error` thrown by a bound function reaches Python as set_python_error()
+///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): the casters
+///   register that translation the first time one of them runs in the module.
 /// - Returning a `TensorView` or a `TensorAccessor` is a compile error: nothing would own it.
 #pragma once
 
@@ -28,11 +38,13 @@
 
 #include "dlpackpp/bindings/arguments.hpp"
 #include "dlpackpp/bindings/names.hpp"
+#include "dlpackpp/bindings/refusal.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/tensor_accessor.hpp"
 #include "dlpackpp/tensor_view.hpp"
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <utility>
 
@@ -40,9 +52,56 @@ NAMESPACE_BEGIN(NB_NAMESPACE)
 NAMESPACE_BEGIN(detail)
 
 namespace dlpackpp_caster {
-/// Keeps the producer's capsule (and so the tensor it owns) alive on the call's cleanup list,
-/// which steals the reference. Refused without a list, and for nb::cast (cast_flags::manual),
-/// whose list dies before the value is used: the capsule is then released.
+/// Registers, once per module, the translation of a dlpackpp::Error thrown by a bound function
+/// into the Python exception set_python_error() raises (nanobind would say RuntimeError).
+inline void translate_errors() noexcept {
+  static const bool registered = [] {
+    ::nanobind::register_exception_translator(
+        [](const std::exception_ptr& thrown, void*) {
+          try {
+            std::rethrow_exception(thrown);
+          } catch (const ::dlpackpp::Error& e) {
+            ::dlpackpp::python::set_python_error(e);
+          }
+        },
+        nullptr);
+    return true;
+  }();
+  static_cast<void>(registered);
+}
+
+/// What a caster keeps of a producer's exception that must propagate (see the file comment).
+class Raised {
+ public:
+  /// A loader's answer as from_python returns it. A pending exception: for nb::cast
+  /// (cast_flags::manual) left pending and false, which nb::cast raises; otherwise kept here
+  /// and true, so that nanobind takes the value and rethrow() raises it.
+  bool answer(::dlpackpp::bindings::detail::Loaded loaded, std::uint32_t flags) noexcept {
+    using ::dlpackpp::bindings::detail::Loaded;
+    if (DLPACKPP_LIKELY(loaded != Loaded::raised)) return loaded == Loaded::yes;
+    if ((flags & static_cast<std::uint32_t>(cast_flags::manual)) != 0) return false;
+    error_.emplace();  // takes the pending exception
+    return true;
+  }
+  /// Whether the caster holds a value (no kept exception).
+  bool empty() const noexcept { return !error_.has_value(); }
+  /// Throws the kept exception, if any.
+  void rethrow() {
+    if (DLPACKPP_UNLIKELY(error_.has_value())) {
+      python_error error = std::move(*error_);
+      error_.reset();
+      throw error;
+    }
+  }
+
+ private:
+  std::optional<python_error> error_;
+};
+
+/// Keeps what a view reads (a consumed capsule holding the tensor) alive on the call's cleanup
+/// list, which steals the reference. Refused without a list, and for nb::cast
+/// (cast_flags::manual), whose list dies before the value is used: the reference is then
+/// released.
 struct Park {
   /// The caster's flags (nanobind 2.x passes uint8_t, 3.x uint32_t: both fit).
   std::uint32_t flags;
@@ -69,8 +128,8 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 #endif
 }  // namespace dlpackpp_caster
 
-/// `TensorView` arguments: borrowed through the exchange table where the type offers it,
-/// else viewed inside the producer's `__dlpack__` capsule, kept until the call returns.
+/// `TensorView` arguments, through the borrow engine (python::try_borrow_view): a view that
+/// may be written only where the producer says so.
 /// Hand-written because a TensorView has no empty state for NB_TYPE_CASTER's default-constructed
 /// value.
 template <>
@@ -85,16 +144,18 @@ struct type_caster<::dlpackpp::TensorView> {
   /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
   template <typename T>
   using Cast = movable_cast_t<T>;
-  /// Every loaded caster holds a view.
+  /// Whether the caster holds a view (not an exception to propagate).
   template <typename T>
-  static constexpr bool can_cast() {
-    return true;
+  bool can_cast() const noexcept {
+    return raised_.empty();
   }
 
-  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
-    return ::dlpackpp::bindings::detail::load_view(src.ptr(), view_,
-                                                   dlpackpp_caster::Park{flags, cleanup});
+    dlpackpp_caster::translate_errors();
+    return raised_.answer(::dlpackpp::bindings::detail::load_view(
+                              src.ptr(), view_, dlpackpp_caster::Park{flags, cleanup}),
+                          flags);
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -106,49 +167,123 @@ struct type_caster<::dlpackpp::TensorView> {
     return {};
   }
 
-  /// The loaded view, as the library asks for a pointer.
-  explicit operator Value*() { return &*view_; }
-  /// The loaded view, as the library asks for a reference.
-  explicit operator Value&() { return *view_; }
-  /// The loaded view, as the library asks for an rvalue.
-  explicit operator Value&&() { return std::move(*view_); }
+  /// The loaded view, as the library asks for a pointer (or the kept exception, thrown).
+  explicit operator Value*() {
+    raised_.rethrow();
+    return &*view_;
+  }
+  /// The loaded view, as the library asks for a reference (or the kept exception, thrown).
+  explicit operator Value&() {
+    raised_.rethrow();
+    return *view_;
+  }
+  /// The loaded view, as the library asks for an rvalue (or the kept exception, thrown).
+  explicit operator Value&&() {
+    raised_.rethrow();
+    return std::move(*view_);
+  }
 
  private:
   std::optional<Value> view_;
+  dlpackpp_caster::Raised raised_;
 };
 
 /// `ManagedTensor` and `LegacyManagedTensor` arguments (owning import, as
 /// python::from_dlpack) and return values (a new dlpackpp.Tensor).
 template <class DLManaged>
 struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
-  NB_TYPE_CASTER(::dlpackpp::BasicManagedTensor<DLManaged>, dlpackpp_caster::tensor_name)
+  /// The handle type this caster produces.
+  using Value = ::dlpackpp::BasicManagedTensor<DLManaged>;
+  /// What the signature says the parameter takes.
+  static constexpr auto Name = dlpackpp_caster::tensor_name;
+  /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
+  template <typename T>
+  using Cast = movable_cast_t<T>;
 
-  /// Loads `src`, or declines (false, nothing raised, nothing pending).
-  bool from_python(handle src, std::uint32_t /*flags*/, cleanup_list* /*cleanup*/) noexcept {
-    return ::dlpackpp::bindings::detail::import_owned(src.ptr(), value);
+  /// Whether the caster holds a handle (not an exception to propagate).
+  template <typename T>
+  bool can_cast() const noexcept {
+    return raised_.empty();
+  }
+
+  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
+  bool from_python(handle src, std::uint32_t flags, cleanup_list* /*cleanup*/) noexcept {
+    dlpackpp_caster::translate_errors();
+    return raised_.answer(::dlpackpp::bindings::detail::import_owned(src.ptr(), value), flags);
   }
 
   /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
   static handle from_cpp(Value&& src, rv_policy /*policy*/, cleanup_list* /*cleanup*/) noexcept {
+    dlpackpp_caster::translate_errors();
     return ::dlpackpp::bindings::detail::to_result(std::move(src));
   }
+
+  /// The loaded handle, as the library asks for a pointer (or the kept exception, thrown).
+  explicit operator Value*() {
+    raised_.rethrow();
+    return &value;
+  }
+  /// The loaded handle, as the library asks for a reference (or the kept exception, thrown).
+  explicit operator Value&() {
+    raised_.rethrow();
+    return value;
+  }
+  /// The loaded handle, as the library asks for an rvalue (or the kept exception, thrown).
+  explicit operator Value&&() {
+    raised_.rethrow();
+    return std::move(value);
+  }
+
+  /// The loaded handle.
+  Value value;
+
+ private:
+  dlpackpp_caster::Raised raised_;
 };
 
-/// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability checked,
-/// host-accessible memory only. A mutable T imports with ownership (READ_ONLY is known then);
-/// a const T borrows through the exchange table where it can.
+/// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability and one
+/// address per element checked, host-accessible memory only, through the borrow engine (a
+/// mutable T asks for a writable view).
 template <class T, int N>
 struct type_caster<::dlpackpp::TensorAccessor<T, N>> {
-  /// The accessor type, named once: NB_TYPE_CASTER takes no commas.
-  using Accessor = ::dlpackpp::TensorAccessor<T, N>;
+  /// The accessor type this caster produces.
+  using Value = ::dlpackpp::TensorAccessor<T, N>;
   /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
   using AccessorName = ::dlpackpp::bindings::detail::AccessorName<T, N>;
-  NB_TYPE_CASTER(Accessor, const_name(AccessorName::text.data))
+  /// What the signature says the parameter takes.
+  static constexpr auto Name = const_name(AccessorName::text.data);
+  /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
+  template <typename U>
+  using Cast = movable_cast_t<U>;
 
-  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  /// Whether the caster holds an accessor (not an exception to propagate).
+  template <typename U>
+  bool can_cast() const noexcept {
+    return raised_.empty();
+  }
+
+  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
-    return ::dlpackpp::bindings::detail::load_accessor(src.ptr(), value,
-                                                       dlpackpp_caster::Park{flags, cleanup});
+    dlpackpp_caster::translate_errors();
+    return raised_.answer(::dlpackpp::bindings::detail::load_accessor(
+                              src.ptr(), value, dlpackpp_caster::Park{flags, cleanup}),
+                          flags);
+  }
+
+  /// The loaded accessor, as the library asks for a pointer (or the kept exception, thrown).
+  explicit operator Value*() {
+    raised_.rethrow();
+    return &value;
+  }
+  /// The loaded accessor, as the library asks for a reference (or the kept exception, thrown).
+  explicit operator Value&() {
+    raised_.rethrow();
+    return value;
+  }
+  /// The loaded accessor, as the library asks for an rvalue (or the kept exception, thrown).
+  explicit operator Value&&() {
+    raised_.rethrow();
+    return std::move(value);
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -159,6 +294,12 @@ struct type_caster<::dlpackpp::TensorAccessor<T, N>> {
                   "nothing); return a ManagedTensor");
     return {};
   }
+
+  /// The loaded accessor.
+  Value value;
+
+ private:
+  dlpackpp_caster::Raised raised_;
 };
 
 NAMESPACE_END(detail)

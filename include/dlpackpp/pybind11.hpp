@@ -7,12 +7,18 @@
 ///
 /// - A value that does not fit declines without raising, so pybind11 tries the next overload
 ///   and, when none fits, raises its usual TypeError; the signature names what each parameter
-///   takes (`float32[*, *] writable`, `float32[*, *]`, `tensor`).
+///   takes (`float32[*, *] writable`, `float32[*, *]`, `tensor`), and
+///   dlpackpp::bindings::explain_refusal says why an object does not fit. Anything else a
+///   producer raises (KeyboardInterrupt, MemoryError, its own TypeError...) propagates
+///   unchanged (thrown as error_already_set, which ends overload resolution).
 /// - A `TensorView` or accessor argument is valid for the call only (the lifetime rule of
-///   docs/bindings.md); what it had to import is kept alive with pybind11's
-///   `loader_life_support`, also inside `std::optional`/`std::variant` parameters, and released
-///   when the call returns. Outside a bound function (`py::cast`) only a borrow through the
-///   exchange table can be made; an import that needs an owner declines there.
+///   docs/bindings.md); what it reads is owned by the call (kept with pybind11's
+///   `loader_life_support`, also inside `std::optional`/`std::variant` parameters) and released
+///   when the call returns. Outside a bound function (`py::cast`) only a view that needs no
+///   keeping (a dlpackpp.Tensor, a borrow through the exchange table) can be made.
+/// - A `dlpackpp::Error` thrown by a bound function reaches Python as set_python_error()
+///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): the casters
+///   register that translation the first time one of them runs in the module.
 /// - Returning a `TensorView` or a `TensorAccessor` is a compile error: nothing would own it.
 #pragma once
 
@@ -27,10 +33,12 @@
 
 #include "dlpackpp/bindings/arguments.hpp"
 #include "dlpackpp/bindings/names.hpp"
+#include "dlpackpp/bindings/refusal.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/tensor_accessor.hpp"
 #include "dlpackpp/tensor_view.hpp"
 
+#include <exception>
 #include <optional>
 #include <utility>
 
@@ -38,9 +46,32 @@ namespace pybind11 {
 namespace detail {
 
 namespace dlpackpp_caster {
-/// Keeps the producer's capsule (and so the tensor it owns) alive until the bound call returns
-/// (pybind11's patients of the current call), taking the reference; false outside a bound
-/// function, where pybind11 has no such frame (the capsule is then released).
+/// Registers, once per module, the translation of a dlpackpp::Error thrown by a bound function
+/// into the Python exception set_python_error() raises (pybind11 would say RuntimeError).
+inline void translate_errors() {
+  static const bool registered = [] {
+    register_exception_translator([](std::exception_ptr thrown) {
+      try {
+        if (thrown) std::rethrow_exception(thrown);
+      } catch (const ::dlpackpp::Error& e) {
+        ::dlpackpp::python::set_python_error(e);
+      }
+    });
+    return true;
+  }();
+  static_cast<void>(registered);
+}
+
+/// A loader's answer as pybind11 takes it: false declines; a pending Python exception is
+/// thrown (error_already_set), which pybind11 raises at once instead of trying more overloads.
+inline bool loaded(::dlpackpp::bindings::detail::Loaded answer) {
+  if (answer == ::dlpackpp::bindings::detail::Loaded::raised) throw error_already_set();
+  return answer == ::dlpackpp::bindings::detail::Loaded::yes;
+}
+
+/// Keeps what a view reads (a consumed capsule holding the tensor) alive until the bound call
+/// returns (pybind11's patients of the current call), taking the reference; false outside a
+/// bound function, where pybind11 has no such frame (the reference is then released).
 inline bool park(PyObject* capsule) noexcept {
   bool kept = true;
   try {
@@ -61,8 +92,8 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 #endif
 }  // namespace dlpackpp_caster
 
-/// `TensorView` arguments: borrowed through the exchange table where the type offers it,
-/// else viewed inside the producer's `__dlpack__` capsule, kept until the call returns.
+/// `TensorView` arguments, through the borrow engine (python::try_borrow_view): a view that
+/// may be written only where the producer says so.
 /// Hand-written because a TensorView has no empty state for PYBIND11_TYPE_CASTER's
 /// default-constructed value.
 template <>
@@ -74,9 +105,11 @@ class type_caster<::dlpackpp::TensorView> {
   /// What the signature says the parameter takes.
   static constexpr auto name = dlpackpp_caster::tensor_name;
 
-  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
   bool load(handle src, bool /*convert*/) {
-    return ::dlpackpp::bindings::detail::load_view(src.ptr(), view_, &dlpackpp_caster::park);
+    dlpackpp_caster::translate_errors();
+    return dlpackpp_caster::loaded(
+        ::dlpackpp::bindings::detail::load_view(src.ptr(), view_, &dlpackpp_caster::park));
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -109,20 +142,22 @@ class type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
  public:
   PYBIND11_TYPE_CASTER(Handle, dlpackpp_caster::tensor_name);
 
-  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
   bool load(handle src, bool /*convert*/) {
-    return ::dlpackpp::bindings::detail::import_owned(src.ptr(), value);
+    dlpackpp_caster::translate_errors();
+    return dlpackpp_caster::loaded(::dlpackpp::bindings::detail::import_owned(src.ptr(), value));
   }
 
   /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
   static handle cast(Handle&& src, return_value_policy /*policy*/, handle /*parent*/) {
+    dlpackpp_caster::translate_errors();
     return ::dlpackpp::bindings::detail::to_result(std::move(src));
   }
 };
 
-/// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability checked,
-/// host-accessible memory only. A mutable T imports with ownership (READ_ONLY is known then);
-/// a const T borrows through the exchange table where it can.
+/// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability and one
+/// address per element checked, host-accessible memory only, through the borrow engine (a
+/// mutable T asks for a writable view).
 template <class T, int N>
 class type_caster<::dlpackpp::TensorAccessor<T, N>> {
   using Accessor = ::dlpackpp::TensorAccessor<T, N>;
@@ -131,9 +166,11 @@ class type_caster<::dlpackpp::TensorAccessor<T, N>> {
  public:
   PYBIND11_TYPE_CASTER(Accessor, const_name(Name::text.data));
 
-  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
   bool load(handle src, bool /*convert*/) {
-    return ::dlpackpp::bindings::detail::load_accessor(src.ptr(), value, &dlpackpp_caster::park);
+    dlpackpp_caster::translate_errors();
+    return dlpackpp_caster::loaded(
+        ::dlpackpp::bindings::detail::load_accessor(src.ptr(), value, &dlpackpp_caster::park));
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.

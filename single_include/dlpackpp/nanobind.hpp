@@ -8,13 +8,23 @@
 ///
 /// - A value that does not fit declines without raising, so nanobind tries the next overload
 ///   and, when none fits, raises its usual TypeError; the signature names what each parameter
-///   takes (`float32[*, *] writable`, `float32[*, *]`, `tensor`).
+///   takes (`float32[*, *] writable`, `float32[*, *]`, `tensor`), and
+///   dlpackpp::bindings::explain_refusal says why an object does not fit. Anything else a
+///   producer raises (KeyboardInterrupt, MemoryError, its own TypeError...) propagates
+///   unchanged: from_python is noexcept, so the caster keeps the exception, reports the
+///   argument loaded, and throws it (nb::python_error) when nanobind takes the value, before
+///   the function runs; nb::cast gets it pending. Inside nanobind's own containers
+///   (`std::optional`, `std::variant`, `std::vector`), which ask can_cast() and accept no
+///   error from an element, such an argument declines instead.
 /// - A `TensorView` or accessor argument is valid for the call only (the lifetime rule of
-///   docs/bindings.md); what it had to import is kept alive on nanobind's cleanup list, also
-///   inside `std::optional`/`std::variant` parameters, and released when the call returns.
-///   Through `nb::cast` only a borrow through the exchange table can be made (nanobind
-///   releases its cleanup list before the value is used); an import that needs an owner
-///   declines there.
+///   docs/bindings.md); what it reads is owned by the call (kept on nanobind's cleanup list,
+///   also inside `std::optional`/`std::variant` parameters) and released when the call
+///   returns. Through `nb::cast` only a view that needs no keeping (a dlpackpp.Tensor, a
+///   borrow through the exchange table) can be made (nanobind releases its cleanup list
+///   before the value is used).
+/// - A `dlpackpp::Error` thrown by a bound function reaches Python as set_python_error()
+///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): the casters
+///   register that translation the first time one of them runs in the module.
 /// - Returning a `TensorView` or a `TensorAccessor` is a compile error: nothing would own it.
 #pragma once
 
@@ -32,17 +42,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// How the pybind11 and nanobind casters turn a Python argument into a dlpackpp value, built
-/// on `<dlpackpp/python.hpp>` (its public API, and python::detail::view_for_call for views
-/// that need no handle). Each loader declines (returns false, raises
-/// nothing, leaves no Python error pending) for anything that does not fit, so the binding
-/// library moves on to its next overload. The binding library supplies one thing: how to keep
-/// the producer's capsule alive until the call ends (`park`).
+/// on `<dlpackpp/python.hpp>`'s public API: try_from_dlpack for owning parameters and the
+/// borrow engine (try_borrow_view) for views and accessors. Each loader answers one of three
+/// things: loaded; declined (the argument does not fit: nothing raised, nothing pending, so
+/// the binding library moves on to its next overload); or raised (anything else the producer
+/// raised, pending for the caster to propagate unchanged). The binding library supplies how
+/// to keep what a view reads alive until the call ends (`park`).
 ///
-/// Writability: the exchange table's borrowing entry (`dltensor_from_py_object_no_sync`)
-/// carries no flags, so what it lends is treated as READ_ONLY. Parameters that only read
-/// (`TensorView`, `TensorAccessor<const T, N>`) borrow through it where the type offers it;
-/// a `TensorAccessor<T, N>` with a mutable `T` always goes through `__dlpack__`, which reports
-/// READ_ONLY, and declines a read-only tensor.
+/// Writability is the engine's rule: a view through the exchange table's borrowing entry is
+/// READ_ONLY (it carries no flags), so `TensorView` and `TensorAccessor<const T, N>` borrow
+/// there, and a `TensorAccessor<T, N>` with a mutable `T` asks for a writable view (an owning
+/// import, whose flags are known) and declines a read-only tensor.
 #ifndef DLPACKPP_BINDINGS_ARGUMENTS_HPP_
 #define DLPACKPP_BINDINGS_ARGUMENTS_HPP_
 
@@ -187,6 +197,13 @@ inline bool plainly_not_a_tensor(PyObject* src) noexcept {
          PyTuple_CheckExact(src) || PyList_CheckExact(src) || PyDict_CheckExact(src);
 }
 
+/// What a loader did with an argument.
+enum class Loaded {
+  yes,       ///< the value is loaded
+  declined,  ///< the argument does not fit: nothing is pending
+  raised     ///< a Python exception is pending, to propagate unchanged
+};
+
 /// Drops every trace of a declined import: the Python exception python.hpp keeps for
 /// set_python_error() (it may hold the argument alive through a traceback or an
 /// AttributeError's `obj`) and whatever is pending.
@@ -195,10 +212,21 @@ DLPACKPP_COLD inline void forget(const Error& error) noexcept {
   PyErr_Clear();
 }
 
-/// Runs `load` (true: it loaded) and declines instead where describing an error throws
-/// (std::bad_alloc is the only exception python.hpp's non-throwing calls can raise).
+/// A failed import: declined where it means "does not fit" (python::does_not_fit), else the
+/// producer's exception raised again, unchanged, for the caster to propagate.
+DLPACKPP_COLD inline Loaded refuse(const Error& error) noexcept {
+  if (python::does_not_fit(error)) {
+    forget(error);
+    return Loaded::declined;
+  }
+  python::set_python_error(error);
+  return Loaded::raised;
+}
+
+/// Runs `load`, raising MemoryError instead where describing an error throws (std::bad_alloc
+/// is the only exception python.hpp's non-throwing calls can raise).
 template <class Load>
-bool or_decline(Load&& load) noexcept {
+Loaded guarded(Load&& load) noexcept {
 #if DLPACKPP_USE_EXCEPTIONS
   try {
 #endif
@@ -206,7 +234,8 @@ bool or_decline(Load&& load) noexcept {
 #if DLPACKPP_USE_EXCEPTIONS
   } catch (...) {
     PyErr_Clear();
-    return false;
+    PyErr_NoMemory();
+    return Loaded::raised;
   }
 #endif
 }
@@ -214,24 +243,21 @@ bool or_decline(Load&& load) noexcept {
 /// Owning import into `out` (a ManagedTensor, or a LegacyManagedTensor, which refuses a
 /// READ_ONLY tensor: the legacy struct cannot say so), exactly as python::try_from_dlpack.
 template <class Handle>
-bool import_owned(PyObject* src, Handle& out) noexcept {
-  if (plainly_not_a_tensor(src)) return false;
-  return or_decline([&] {
+Loaded import_owned(PyObject* src, Handle& out) noexcept {
+  if (plainly_not_a_tensor(src)) return Loaded::declined;
+  return guarded([&] {
     Result<ImportedTensor> imported = python::try_from_dlpack(src);
-    if (DLPACKPP_UNLIKELY(!imported)) {
-      forget(imported.error());
-      return false;
-    }
+    if (DLPACKPP_UNLIKELY(!imported)) return refuse(imported.error());
     if constexpr (std::is_same<Handle, ImportedTensor>::value) {
       out = std::move(*imported);
     } else {
 #if DLPACKPP_HAS_VERSIONED  // else ImportedTensor is the legacy handle, the only one there is
       Result<Handle> legacy = try_to_legacy(std::move(*imported));
-      if (!legacy) return false;  // `imported` still owns the tensor and releases it
+      if (!legacy) return Loaded::declined;  // `imported` still owns the tensor, releases it
       out = std::move(*legacy);
 #endif
     }
-    return true;
+    return Loaded::yes;
   });
 }
 
@@ -239,71 +265,83 @@ bool import_owned(PyObject* src, Handle& out) noexcept {
 /// `TensorAccessor<const T, N>` (only read), a `TensorAccessor<T, N>` (written).
 enum class Use { view, read, write };
 
-/// Loads a view of `src` into `view` (python::detail::view_for_call): borrowed through the
-/// exchange table unless `use` is write (READ_ONLY then; `keeper` stays NULL), else inside
-/// `src.__dlpack__()`'s capsule, left unconsumed in `keeper` (with the producer's flags; the
-/// legacy capsule first where `use` is read), which the caller must keep alive while the view
-/// is used.
-inline bool import_view(PyObject* src, Use use, std::optional<TensorView>& view,
-                        PyObject*& keeper) noexcept {
+/// The borrow engine's options for `use`: a writer asks for a writable view; a reader lets a
+/// producer without the table make the cheaper legacy capsule (ImportOptions::only_reading).
+inline python::ImportOptions options_for(Use use) noexcept {
+  python::ImportOptions options;
+  options.only_reading = use == Use::read;
+  options.writable = use == Use::write;
+  return options;
+}
+
+/// Loads a view of `src` into `view` through the borrow engine (python::try_borrow_view);
+/// `keeper` receives what keeps it valid (or NULL), which the caller must keep alive while
+/// the view is used.
+inline Loaded import_view(PyObject* src, Use use, std::optional<TensorView>& view,
+                          PyObject*& keeper) noexcept {
   keeper = nullptr;
-  if (plainly_not_a_tensor(src)) return false;
-  return or_decline([&] {
-    Result<TensorView> seen =
-        python::detail::view_for_call(src, keeper, use != Use::write, use == Use::read);
-    if (DLPACKPP_UNLIKELY(!seen)) {
-      forget(seen.error());
-      return false;
-    }
+  if (plainly_not_a_tensor(src)) return Loaded::declined;
+  return guarded([&] {
+    Result<TensorView> seen = python::try_borrow_view(src, keeper, options_for(use));
+    if (DLPACKPP_UNLIKELY(!seen)) return refuse(seen.error());
     view.emplace(*seen);
-    return true;
+    return Loaded::yes;
   });
 }
 
 /// `view` as TensorAccessor<T, N> when it fits: dtype, rank, writability for a mutable T,
-/// host-accessible memory (the accessor is indexed by the bound C++ function), alignment.
-/// The cheap comparisons come first so a declined overload builds no error message.
+/// host-accessible memory (the accessor is indexed by the bound C++ function), alignment, and
+/// for a mutable T one address per element. The cheap comparisons come first so a declined
+/// overload builds no error message.
 template <class T, int N>
 bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
   constexpr DataType wanted = dtype_of<std::remove_const_t<T>>;
   if (view.dtype() != wanted || view.ndim() != N) return false;
   if (!std::is_const<T>::value && view.read_only()) return false;
   if (!view.device().is_host_accessible()) return false;
-  return or_decline([&] {
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
     Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
-    if (!accessor) return false;  // misaligned or packed sub-byte elements
+    if (!accessor) return false;  // misaligned, packed sub-byte elements, overlapping writes
     out = *accessor;
     return true;
-  });
-}
-
-/// Loads a TensorView argument into `out`; `park(PyObject*)` keeps the capsule behind an import
-/// alive until the call ends, taking its reference either way (false: it cannot, the capsule is
-/// released, and the argument is declined).
-template <class Park>
-bool load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexcept {
-  PyObject* keeper = nullptr;
-  if (!import_view(src, Use::view, out, keeper)) return false;
-  if (keeper != nullptr && !park(keeper)) {
-    out.reset();
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (...) {  // describing the refusal threw: a refusal all the same
     return false;
   }
-  return true;
+#endif
+}
+
+/// Loads a TensorView argument into `out`; `park(PyObject*)` keeps what the view reads alive
+/// until the call ends, taking its reference either way (false: it cannot, the reference is
+/// released, and the argument is declined).
+template <class Park>
+Loaded load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexcept {
+  PyObject* keeper = nullptr;
+  const Loaded loaded = import_view(src, Use::view, out, keeper);
+  if (loaded != Loaded::yes) return loaded;
+  if (keeper != nullptr && !park(keeper)) {
+    out.reset();
+    return Loaded::declined;
+  }
+  return Loaded::yes;
 }
 
 /// Loads a TensorAccessor<T, N> argument into `out`; `park` as in load_view. A declined
 /// import is released here, before the next overload is tried.
 template <class T, int N, class Park>
-bool load_accessor(PyObject* src, TensorAccessor<T, N>& out, Park&& park) noexcept {
+Loaded load_accessor(PyObject* src, TensorAccessor<T, N>& out, Park&& park) noexcept {
   std::optional<TensorView> view;
   PyObject* keeper = nullptr;
-  if (!import_view(src, std::is_const<T>::value ? Use::read : Use::write, view, keeper))
-    return false;
+  const Loaded loaded =
+      import_view(src, std::is_const<T>::value ? Use::read : Use::write, view, keeper);
+  if (loaded != Loaded::yes) return loaded;
   if (!accessor_of(*view, out)) {
-    Py_XDECREF(keeper);  // unconsumed: the producer's capsule releases the tensor
-    return false;
+    Py_XDECREF(keeper);  // its death releases what the view read
+    return Loaded::declined;
   }
-  return keeper == nullptr || park(keeper);
+  return keeper == nullptr || park(keeper) ? Loaded::yes : Loaded::declined;
 }
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
@@ -335,9 +373,153 @@ DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/bindings/arguments.hpp ----
 // #include "dlpackpp/bindings/names.hpp" (already inlined)
+// #include "dlpackpp/bindings/refusal.hpp" (inlined below)
+// ---- begin dlpackpp/bindings/refusal.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// explain_refusal: why an object would not fit a dlpackpp parameter of a pybind11 or nanobind
+/// function, in the words of the signature ("float32[*, *] writable: got float64[4, 4]").
+/// Neither binding library can carry a caster's reason into its "incompatible function
+/// arguments" TypeError, so a module that wants to say more asks this, with the same loaders
+/// the casters run (one set of rules, not a second guess).
+#ifndef DLPACKPP_BINDINGS_REFUSAL_HPP_
+#define DLPACKPP_BINDINGS_REFUSAL_HPP_
+
+#include "dlpackpp/python.hpp"
+
+#if defined(Py_PYTHON_H)
+
+// #include "dlpackpp/bindings/arguments.hpp" (already inlined)
+// #include "dlpackpp/bindings/names.hpp" (already inlined)
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_accessor.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace bindings {
+namespace detail {
+
+/// What a parameter of type P is called in signatures, and what using it asks of a view.
+template <class P>
+struct Parameter {
+  static constexpr const char* name = tensor_argument_name;
+  static constexpr bool borrows = std::is_same<P, TensorView>::value;
+  static constexpr Use use = Use::view;
+};
+template <class T, int N>
+struct Parameter<TensorAccessor<T, N>> {
+  static constexpr const char* name = AccessorName<T, N>::text.data;
+  static constexpr bool borrows = true;
+  static constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
+};
+
+/// An Error's message without the "dlpackpp: " every message starts with.
+inline std::string_view message_of(const Error& error) {
+  std::string_view text = error.what();
+  constexpr std::string_view prefix = "dlpackpp: ";
+  if (text.substr(0, prefix.size()) == prefix) text.remove_prefix(prefix.size());
+  return text;
+}
+
+/// "float64[4, 4]", and " read-only" or " on cuda:0" where that is what matters.
+inline std::string seen_as(const TensorView& view) {
+  std::string out = view.dtype().to_string();
+  out += '[';
+  for (int d = 0; d < view.ndim(); ++d) {
+    if (d != 0) out += ", ";
+    out += std::to_string(view.shape(d));
+  }
+  out += ']';
+  if (view.read_only()) out += " read-only";
+  if (!view.device().is_host_accessible()) out += " on " + view.device().to_string();
+  return out;
+}
+
+/// Why a view parameter refuses a view it was lent ("" when it fits): a TensorView takes any.
+inline std::string view_refusal(const TensorView&, const Parameter<TensorView>&) { return {}; }
+
+/// Why an accessor parameter refuses a view it was lent ("" when it fits).
+template <class T, int N>
+std::string view_refusal(const TensorView& view, const Parameter<TensorAccessor<T, N>>&) {
+  TensorAccessor<T, N> unused;
+  if (accessor_of(view, unused)) return {};
+  std::string out = "got " + seen_as(view);
+  const bool rest_fits = view.dtype() == dtype_of<std::remove_const_t<T>> && view.ndim() == N &&
+                         view.device().is_host_accessible() &&
+                         (std::is_const<T>::value || !view.read_only());
+  if (rest_fits) {  // the accessor's own checks: alignment, sub-byte, overlapping writes
+    Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
+    if (!accessor) out += " (" + std::string(message_of(accessor.error())) + ")";
+  }
+  return out;
+}
+
+/// Why `obj` does not fit a parameter of type P, without its name ("" when it fits).
+template <class P>
+std::string refusal_of(PyObject* obj) {
+  const bool table = obj != nullptr && python::exchange_api_of(obj) != nullptr;
+  if (plainly_not_a_tensor(obj) || (!table && PyObject_HasAttrString(obj, "__dlpack__") == 0)) {
+    const std::string type = obj != nullptr ? python::detail::type_name_of(obj) : "NULL";
+    return type + " is not a DLPack object";
+  }
+  if constexpr (Parameter<P>::borrows) {
+    PyObject* keeper = nullptr;
+    Result<TensorView> view = python::try_borrow_view(obj, keeper, options_for(Parameter<P>::use));
+    std::string out;
+    if (view) {
+      out = view_refusal(*view, Parameter<P>{});
+    } else {
+      out = message_of(view.error());
+      forget(view.error());
+    }
+    Py_XDECREF(keeper);
+    return out;
+  } else {
+    P handle;
+    if (import_owned(obj, handle) == Loaded::yes) return {};
+    PyErr_Clear();
+    Result<ImportedTensor> imported = python::try_from_dlpack(obj);  // asked again, for why
+    if (!imported) {
+      std::string out(message_of(imported.error()));
+      forget(imported.error());
+      return out;
+    }
+    return "got " + seen_as(imported->view()) + " (a LegacyManagedTensor cannot say READ_ONLY)";
+  }
+}
+
+}  // namespace detail
+
+/// Why `obj` would not fit a pybind11 or nanobind parameter of type P (`TensorView`,
+/// `TensorAccessor<T, N>`, `ManagedTensor`, `LegacyManagedTensor`), as "<what the signature
+/// says P takes>: <what obj is>", e.g. "float32[*, *] writable: got float64[4, 4]",
+/// "float32[*, *] writable: got float32[4, 4] read-only", "tensor: int is not a DLPack
+/// object"; "" when it fits. Runs the casters' own loaders (so it may call `obj.__dlpack__`)
+/// and keeps nothing: what it imported is released, no Python exception is left pending.
+/// Expects the GIL held.
+template <class P>
+std::string explain_refusal(PyObject* obj) {
+  std::string why = detail::refusal_of<P>(obj);
+  if (why.empty()) return why;
+  return std::string(detail::Parameter<P>::name) + ": " + why;
+}
+
+}  // namespace bindings
+DLPACKPP_END_NAMESPACE
+
+#endif  // Py_PYTHON_H
+#endif  // DLPACKPP_BINDINGS_REFUSAL_HPP_
+
+// ---- end dlpackpp/bindings/refusal.hpp ----
 #include "dlpackpp/dlpackpp.hpp"  // the single header: the whole core
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <utility>
 
@@ -345,9 +527,56 @@ NAMESPACE_BEGIN(NB_NAMESPACE)
 NAMESPACE_BEGIN(detail)
 
 namespace dlpackpp_caster {
-/// Keeps the producer's capsule (and so the tensor it owns) alive on the call's cleanup list,
-/// which steals the reference. Refused without a list, and for nb::cast (cast_flags::manual),
-/// whose list dies before the value is used: the capsule is then released.
+/// Registers, once per module, the translation of a dlpackpp::Error thrown by a bound function
+/// into the Python exception set_python_error() raises (nanobind would say RuntimeError).
+inline void translate_errors() noexcept {
+  static const bool registered = [] {
+    ::nanobind::register_exception_translator(
+        [](const std::exception_ptr& thrown, void*) {
+          try {
+            std::rethrow_exception(thrown);
+          } catch (const ::dlpackpp::Error& e) {
+            ::dlpackpp::python::set_python_error(e);
+          }
+        },
+        nullptr);
+    return true;
+  }();
+  static_cast<void>(registered);
+}
+
+/// What a caster keeps of a producer's exception that must propagate (see the file comment).
+class Raised {
+ public:
+  /// A loader's answer as from_python returns it. A pending exception: for nb::cast
+  /// (cast_flags::manual) left pending and false, which nb::cast raises; otherwise kept here
+  /// and true, so that nanobind takes the value and rethrow() raises it.
+  bool answer(::dlpackpp::bindings::detail::Loaded loaded, std::uint32_t flags) noexcept {
+    using ::dlpackpp::bindings::detail::Loaded;
+    if (DLPACKPP_LIKELY(loaded != Loaded::raised)) return loaded == Loaded::yes;
+    if ((flags & static_cast<std::uint32_t>(cast_flags::manual)) != 0) return false;
+    error_.emplace();  // takes the pending exception
+    return true;
+  }
+  /// Whether the caster holds a value (no kept exception).
+  bool empty() const noexcept { return !error_.has_value(); }
+  /// Throws the kept exception, if any.
+  void rethrow() {
+    if (DLPACKPP_UNLIKELY(error_.has_value())) {
+      python_error error = std::move(*error_);
+      error_.reset();
+      throw error;
+    }
+  }
+
+ private:
+  std::optional<python_error> error_;
+};
+
+/// Keeps what a view reads (a consumed capsule holding the tensor) alive on the call's cleanup
+/// list, which steals the reference. Refused without a list, and for nb::cast
+/// (cast_flags::manual), whose list dies before the value is used: the reference is then
+/// released.
 struct Park {
   /// The caster's flags (nanobind 2.x passes uint8_t, 3.x uint32_t: both fit).
   std::uint32_t flags;
@@ -374,8 +603,8 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 #endif
 }  // namespace dlpackpp_caster
 
-/// `TensorView` arguments: borrowed through the exchange table where the type offers it,
-/// else viewed inside the producer's `__dlpack__` capsule, kept until the call returns.
+/// `TensorView` arguments, through the borrow engine (python::try_borrow_view): a view that
+/// may be written only where the producer says so.
 /// Hand-written because a TensorView has no empty state for NB_TYPE_CASTER's default-constructed
 /// value.
 template <>
@@ -390,16 +619,18 @@ struct type_caster<::dlpackpp::TensorView> {
   /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
   template <typename T>
   using Cast = movable_cast_t<T>;
-  /// Every loaded caster holds a view.
+  /// Whether the caster holds a view (not an exception to propagate).
   template <typename T>
-  static constexpr bool can_cast() {
-    return true;
+  bool can_cast() const noexcept {
+    return raised_.empty();
   }
 
-  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
-    return ::dlpackpp::bindings::detail::load_view(src.ptr(), view_,
-                                                   dlpackpp_caster::Park{flags, cleanup});
+    dlpackpp_caster::translate_errors();
+    return raised_.answer(::dlpackpp::bindings::detail::load_view(
+                              src.ptr(), view_, dlpackpp_caster::Park{flags, cleanup}),
+                          flags);
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -411,49 +642,123 @@ struct type_caster<::dlpackpp::TensorView> {
     return {};
   }
 
-  /// The loaded view, as the library asks for a pointer.
-  explicit operator Value*() { return &*view_; }
-  /// The loaded view, as the library asks for a reference.
-  explicit operator Value&() { return *view_; }
-  /// The loaded view, as the library asks for an rvalue.
-  explicit operator Value&&() { return std::move(*view_); }
+  /// The loaded view, as the library asks for a pointer (or the kept exception, thrown).
+  explicit operator Value*() {
+    raised_.rethrow();
+    return &*view_;
+  }
+  /// The loaded view, as the library asks for a reference (or the kept exception, thrown).
+  explicit operator Value&() {
+    raised_.rethrow();
+    return *view_;
+  }
+  /// The loaded view, as the library asks for an rvalue (or the kept exception, thrown).
+  explicit operator Value&&() {
+    raised_.rethrow();
+    return std::move(*view_);
+  }
 
  private:
   std::optional<Value> view_;
+  dlpackpp_caster::Raised raised_;
 };
 
 /// `ManagedTensor` and `LegacyManagedTensor` arguments (owning import, as
 /// python::from_dlpack) and return values (a new dlpackpp.Tensor).
 template <class DLManaged>
 struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
-  NB_TYPE_CASTER(::dlpackpp::BasicManagedTensor<DLManaged>, dlpackpp_caster::tensor_name)
+  /// The handle type this caster produces.
+  using Value = ::dlpackpp::BasicManagedTensor<DLManaged>;
+  /// What the signature says the parameter takes.
+  static constexpr auto Name = dlpackpp_caster::tensor_name;
+  /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
+  template <typename T>
+  using Cast = movable_cast_t<T>;
 
-  /// Loads `src`, or declines (false, nothing raised, nothing pending).
-  bool from_python(handle src, std::uint32_t /*flags*/, cleanup_list* /*cleanup*/) noexcept {
-    return ::dlpackpp::bindings::detail::import_owned(src.ptr(), value);
+  /// Whether the caster holds a handle (not an exception to propagate).
+  template <typename T>
+  bool can_cast() const noexcept {
+    return raised_.empty();
+  }
+
+  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
+  bool from_python(handle src, std::uint32_t flags, cleanup_list* /*cleanup*/) noexcept {
+    dlpackpp_caster::translate_errors();
+    return raised_.answer(::dlpackpp::bindings::detail::import_owned(src.ptr(), value), flags);
   }
 
   /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
   static handle from_cpp(Value&& src, rv_policy /*policy*/, cleanup_list* /*cleanup*/) noexcept {
+    dlpackpp_caster::translate_errors();
     return ::dlpackpp::bindings::detail::to_result(std::move(src));
   }
+
+  /// The loaded handle, as the library asks for a pointer (or the kept exception, thrown).
+  explicit operator Value*() {
+    raised_.rethrow();
+    return &value;
+  }
+  /// The loaded handle, as the library asks for a reference (or the kept exception, thrown).
+  explicit operator Value&() {
+    raised_.rethrow();
+    return value;
+  }
+  /// The loaded handle, as the library asks for an rvalue (or the kept exception, thrown).
+  explicit operator Value&&() {
+    raised_.rethrow();
+    return std::move(value);
+  }
+
+  /// The loaded handle.
+  Value value;
+
+ private:
+  dlpackpp_caster::Raised raised_;
 };
 
-/// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability checked,
-/// host-accessible memory only. A mutable T imports with ownership (READ_ONLY is known then);
-/// a const T borrows through the exchange table where it can.
+/// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability and one
+/// address per element checked, host-accessible memory only, through the borrow engine (a
+/// mutable T asks for a writable view).
 template <class T, int N>
 struct type_caster<::dlpackpp::TensorAccessor<T, N>> {
-  /// The accessor type, named once: NB_TYPE_CASTER takes no commas.
-  using Accessor = ::dlpackpp::TensorAccessor<T, N>;
+  /// The accessor type this caster produces.
+  using Value = ::dlpackpp::TensorAccessor<T, N>;
   /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
   using AccessorName = ::dlpackpp::bindings::detail::AccessorName<T, N>;
-  NB_TYPE_CASTER(Accessor, const_name(AccessorName::text.data))
+  /// What the signature says the parameter takes.
+  static constexpr auto Name = const_name(AccessorName::text.data);
+  /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
+  template <typename U>
+  using Cast = movable_cast_t<U>;
 
-  /// Loads `src`, or declines (false, nothing raised, nothing pending).
+  /// Whether the caster holds an accessor (not an exception to propagate).
+  template <typename U>
+  bool can_cast() const noexcept {
+    return raised_.empty();
+  }
+
+  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
-    return ::dlpackpp::bindings::detail::load_accessor(src.ptr(), value,
-                                                       dlpackpp_caster::Park{flags, cleanup});
+    dlpackpp_caster::translate_errors();
+    return raised_.answer(::dlpackpp::bindings::detail::load_accessor(
+                              src.ptr(), value, dlpackpp_caster::Park{flags, cleanup}),
+                          flags);
+  }
+
+  /// The loaded accessor, as the library asks for a pointer (or the kept exception, thrown).
+  explicit operator Value*() {
+    raised_.rethrow();
+    return &value;
+  }
+  /// The loaded accessor, as the library asks for a reference (or the kept exception, thrown).
+  explicit operator Value&() {
+    raised_.rethrow();
+    return value;
+  }
+  /// The loaded accessor, as the library asks for an rvalue (or the kept exception, thrown).
+  explicit operator Value&&() {
+    raised_.rethrow();
+    return std::move(value);
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -464,6 +769,12 @@ struct type_caster<::dlpackpp::TensorAccessor<T, N>> {
                   "nothing); return a ManagedTensor");
     return {};
   }
+
+  /// The loaded accessor.
+  Value value;
+
+ private:
+  dlpackpp_caster::Raised raised_;
 };
 
 NAMESPACE_END(detail)

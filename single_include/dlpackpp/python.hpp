@@ -51,9 +51,11 @@
 // ---- begin dlpackpp/python/borrow.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// try_borrow: a view of any DLPack object for the length of one call, without ownership
-/// where the producer allows (a dlpackpp.Tensor in place, the exchange table's
-/// dltensor_from_py_object_no_sync), else through an owning import.
+/// try_borrow and try_borrow_view: a view of any DLPack object without copying it, through
+/// one engine with one writability rule: a dlpackpp.Tensor in place with its flags, the
+/// exchange table's dltensor_from_py_object_no_sync (READ_ONLY: it carries no flags) unless a
+/// writable view is asked for, else an owning import or `__dlpack__`'s capsule, consumed and
+/// kept until the view's user lets go.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 #if DLPACKPP_PYTHON_AVAILABLE
@@ -62,6 +64,21 @@
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
+// #include "dlpackpp/python/capsule.hpp" (inlined below)
+// ---- begin dlpackpp/python/capsule.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// DLPack capsules: to_capsule (an unconsumed capsule releases its tensor when it dies) and
+/// try_from_capsule (renaming the capsule is taking ownership; no path frees twice).
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
 // #include "dlpackpp/python/errors.hpp" (inlined below)
 // ---- begin dlpackpp/python/errors.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -268,6 +285,21 @@ inline void set_python_error(const Error& error) noexcept {
   PyErr_SetString(detail::exception_type_for(error.code()), error.what());
 }
 
+/// Whether `error` means "this object does not fit what was asked": dlpackpp's own checks
+/// (dtype, rank, device, flags, version, a used capsule, ...), or a producer's exception that
+/// says so, `BufferError` (the array API's "cannot be exported") or `AttributeError` (no
+/// `__dlpack__`). False for anything else a producer raised (`KeyboardInterrupt`,
+/// `SystemExit`, `MemoryError`, its own `TypeError`...): a caller that would try something
+/// else instead should re-raise that (set_python_error does, unchanged). The binding casters
+/// decline only what fits this.
+inline bool does_not_fit(const Error& error) noexcept {
+  const detail::PyErrorStash& stash = detail::error_stash();
+  if (!stash.error || stash.raised.empty() || stash.error->what() != error.what()) return true;
+  PyObject* raised = stash.raised.value();
+  return PyErr_GivenExceptionMatches(raised, PyExc_BufferError) != 0 ||
+         PyErr_GivenExceptionMatches(raised, PyExc_AttributeError) != 0;
+}
+
 namespace detail {
 
 /// Sets the Python exception for whatever a C++ call threw: the caller then returns NULL.
@@ -300,6 +332,256 @@ DLPACKPP_END_NAMESPACE
 #endif  // DLPACKPP_PYTHON_AVAILABLE
 
 // ---- end dlpackpp/python/errors.hpp ----
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+
+/// The owning handle imports produce: versioned where the dlpack.h in force has it, legacy
+/// otherwise (the legacy-only subset; see docs/python.md).
+using ImportedTensor = DefaultManagedTensor;
+
+namespace detail {
+template <class M>
+struct capsule_names;
+template <>
+struct capsule_names<DLManagedTensor> {
+  static constexpr const char* fresh = "dltensor";
+  static constexpr const char* used = "used_dltensor";
+};
+#if DLPACKPP_HAS_VERSIONED
+template <>
+struct capsule_names<DLManagedTensorVersioned> {
+  static constexpr const char* fresh = "dltensor_versioned";
+  static constexpr const char* used = "used_dltensor_versioned";
+};
+#endif
+
+// Calls the deleter of a capsule nobody consumed (its name is still the fresh one), keeping
+// any exception in flight intact: the capsule may die while one propagates.
+template <class M>
+void capsule_destructor(PyObject* capsule) {
+  // One read of the name and one compare (PyCapsule_IsValid would compare it again before
+  // GetPointer). The capsule is ours and valid, so GetName cannot fail and set an exception
+  // over the one that may be in flight.
+  const char* name = PyCapsule_GetName(capsule);
+  if (name == nullptr || std::strcmp(name, capsule_names<M>::fresh) != 0) return;  // consumed
+  PreserveError keep;
+  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, name));
+  ::dlpackpp::detail::release_to_producer(managed);
+}
+
+inline bool name_is(const char* name, const char* expected) noexcept {
+  return name != nullptr && std::strcmp(name, expected) == 0;
+}
+
+// A new capsule of kind M owning `tensor` (emptied on success, untouched on failure).
+template <class M>
+PyObject* capsule_of(BasicManagedTensor<M>&& tensor) noexcept {
+  if (!tensor) {
+    PyErr_SetString(PyExc_ValueError, "dlpackpp: to_capsule of an empty handle");
+    return nullptr;
+  }
+  PyObject* capsule = PyCapsule_New(tensor.get(), capsule_names<M>::fresh, &capsule_destructor<M>);
+  if (capsule != nullptr) static_cast<void>(tensor.release());
+  return capsule;
+}
+}  // namespace detail
+
+/// A new reference to a `"dltensor"` capsule owning `tensor` (the handle is emptied); when no
+/// consumer takes it, the capsule's death calls the deleter exactly once. On failure returns
+/// NULL with a Python exception set and leaves `tensor` untouched.
+inline PyObject* to_capsule(LegacyManagedTensor&& tensor) noexcept {
+  return detail::capsule_of(std::move(tensor));
+}
+
+#if DLPACKPP_HAS_VERSIONED
+/// A new reference to a `"dltensor_versioned"` capsule owning `tensor` (the handle is
+/// emptied); when no consumer takes it, the capsule's death calls the deleter exactly once. On
+/// failure returns NULL with a Python exception set and leaves `tensor` untouched.
+inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
+  return detail::capsule_of(std::move(tensor));
+}
+#endif
+
+namespace detail {
+// The pointer read from a fresh capsule of kind M: renaming the capsule is taking ownership (its
+// destructor no longer frees), then adoption validates with `options` and releases a
+// malformed tensor itself. No path frees twice.
+template <class M>
+Result<BasicManagedTensor<M>> take_pointer(PyObject* capsule, M* managed,
+                                           const ValidateOptions& options) {
+  if (PyCapsule_SetName(capsule, capsule_names<M>::used) != 0)
+    return take_python_error("PyCapsule_SetName");
+  return BasicManagedTensor<M>::try_adopt(managed, options);
+}
+
+#if DLPACKPP_HAS_VERSIONED
+// to_versioned() for a legacy tensor that adoption has just validated: with flags 0 its
+// re-validation would repeat the same checks on every legacy import, so the same wrapper is
+// made without them (the legacy deleter stays responsible, called exactly once). `flags`:
+// what the importer decided the legacy struct could not say (READ_ONLY, see ImportOptions).
+inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy, std::uint64_t flags) {
+  return ::dlpackpp::detail::versioned_from_checked(std::move(legacy), flags);
+}
+#endif
+
+DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
+  if (!PyCapsule_CheckExact(capsule)) {
+    return make_error(Errc::invalid_argument, "expected a DLPack capsule, got a ",
+                      type_name_of(capsule));
+  }
+  const char* name = PyCapsule_GetName(capsule);
+  PyErr_Clear();
+  if (name_is(name, "used_dltensor") || name_is(name, "used_dltensor_versioned")) {
+    return make_error(Errc::invalid_argument, "capsule \"", name,
+                      "\" was already consumed; a DLPack capsule can be consumed once");
+  }
+  return make_error(Errc::invalid_argument, "capsule name is \"", name != nullptr ? name : "(NULL)",
+                    "\", expected \"dltensor_versioned\" or \"dltensor\"");
+}
+
+// The capsule's tensor when it is a fresh capsule of kind M, else NULL with nothing pending:
+// one PyCapsule_GetPointer checks both the object and the name.
+template <class M>
+M* pointer_if(PyObject* capsule) noexcept {
+  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, capsule_names<M>::fresh));
+  if (managed == nullptr) PyErr_Clear();
+  return managed;
+}
+
+// The tensor in a fresh DLPack capsule, of one kind or the other; neither set: not a fresh
+// DLPack capsule. The kind the producer was asked for (`expect_legacy`) is looked up first,
+// so a capsule of that kind costs one PyCapsule_GetPointer.
+struct CapsuleTensor {
+#if DLPACKPP_HAS_VERSIONED
+  DLManagedTensorVersioned* versioned = nullptr;
+#endif
+  DLManagedTensor* legacy = nullptr;
+};
+
+inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
+  CapsuleTensor found;
+#if DLPACKPP_HAS_VERSIONED
+  using Versioned = DLManagedTensorVersioned;
+  if (!expect_legacy) found.versioned = pointer_if<Versioned>(capsule);
+  if (found.versioned == nullptr) found.legacy = pointer_if<DLManagedTensor>(capsule);
+  if (expect_legacy && found.legacy == nullptr) found.versioned = pointer_if<Versioned>(capsule);
+#else
+  static_cast<void>(expect_legacy);
+  found.legacy = pointer_if<DLManagedTensor>(capsule);
+#endif
+  return found;
+}
+
+/// try_from_capsule, with `legacy_flags` set on a tensor that came as `"dltensor"` (the
+/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request), and
+/// the kind the producer was asked for (`expect_legacy`) looked up first.
+inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
+                                             std::uint64_t legacy_flags,
+                                             bool expect_legacy = false) {
+  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+  const CapsuleTensor found = tensor_in(capsule, expect_legacy);
+#if DLPACKPP_HAS_VERSIONED
+  if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
+  if (found.legacy != nullptr) {
+    Result<LegacyManagedTensor> legacy = take_pointer(capsule, found.legacy, options);
+    if (!legacy) return legacy.error();
+    return versioned_from_adopted(std::move(*legacy), legacy_flags);
+  }
+#else
+  static_cast<void>(legacy_flags);  // no flags without a versioned struct
+  if (found.legacy != nullptr) return take_pointer(capsule, found.legacy, options);
+#endif
+  return capsule_name_error(capsule);
+}
+
+// The destructor of a capsule leased (see lease_view): the capsule was renamed "used_...",
+// so it releases the tensor itself, once, keeping any exception in flight intact.
+template <class M>
+void leased_capsule_destructor(PyObject* capsule) {
+  PreserveError keep;
+  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, capsule_names<M>::used));
+  if (managed == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  ::dlpackpp::detail::release_to_producer(managed);
+}
+
+// Consumes a fresh capsule of kind M without taking the tensor out of it: renamed "used_...",
+// no other consumer can take it, and the producer's destructor, which does nothing for a used
+// capsule, is replaced by one that releases the tensor when the capsule dies. False with a
+// Python exception set where the capsule refuses (it then stays unconsumed).
+template <class M>
+bool lease(PyObject* capsule) noexcept {
+  PyCapsule_Destructor producers = PyCapsule_GetDestructor(capsule);
+  if (PyCapsule_SetDestructor(capsule, &leased_capsule_destructor<M>) != 0) return false;
+  if (PyCapsule_SetName(capsule, capsule_names<M>::used) == 0) return true;
+  PyCapsule_SetDestructor(capsule, producers);
+  return false;
+}
+
+template <class M>
+Result<TensorView> view_and_lease(PyObject* capsule, DLTensor& tensor,
+                                  const ValidateOptions& options) {
+  Result<TensorView> view = ::dlpackpp::detail::view_in_place(tensor, options);
+  if (DLPACKPP_UNLIKELY(view && !lease<M>(capsule))) return take_python_error("PyCapsule_SetName");
+  return view;
+}
+
+// A view of the tensor in a fresh capsule, validated as adoption validates it (version, flags,
+// the catalogue), and the capsule leased: consumed (no other consumer can take the tensor) but
+// still owning it, so the view (which reads the struct in place) is valid while the capsule
+// lives, and the capsule's death releases the tensor. No handle and no versioned wrapper. A
+// capsule that fails stays unconsumed. `legacy_flags` and `expect_legacy` as for
+// import_capsule.
+inline Result<TensorView> lease_view(PyObject* capsule, const ValidateOptions& options,
+                                     std::uint64_t legacy_flags, bool expect_legacy) {
+  const CapsuleTensor found = tensor_in(capsule, expect_legacy);
+  ValidateOptions with_flags = options;
+#if DLPACKPP_HAS_VERSIONED
+  if (DLManagedTensorVersioned* versioned = found.versioned) {
+    if (DLPACKPP_UNLIKELY(versioned->version.major != DLPACKPP_DLPACK_MAJOR)) {
+      return ::dlpackpp::detail::version_mismatch_error("version.major", versioned->version.major,
+                                                        versioned->version.minor);
+    }
+    with_flags.flags = versioned->flags;
+    return view_and_lease<DLManagedTensorVersioned>(capsule, versioned->dl_tensor, with_flags);
+  }
+#endif
+  with_flags.flags = legacy_flags;
+  if (found.legacy != nullptr)
+    return view_and_lease<DLManagedTensor>(capsule, found.legacy->dl_tensor, with_flags);
+  return capsule_name_error(capsule);
+}
+}  // namespace detail
+
+/// Takes ownership of the tensor in a `"dltensor_versioned"` or `"dltensor"` capsule (a legacy
+/// one is wrapped with to_versioned) and renames the capsule `"used_..."`. A used capsule or
+/// one of another name is refused and left untouched; a tensor that fails validation is
+/// released exactly once (the capsule stays renamed: ownership was taken).
+inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
+                                               const ValidateOptions& options = {}) {
+  return detail::import_capsule(capsule, options, 0);
+}
+
+/// As try_from_capsule, throwing the Error.
+inline ImportedTensor from_capsule(PyObject* capsule, const ValidateOptions& options = {}) {
+  return try_from_capsule(capsule, options).value();
+}
+
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/capsule.hpp ----
+// #include "dlpackpp/python/errors.hpp" (already inlined)
 // #include "dlpackpp/python/gil.hpp" (inlined below)
 // ---- begin dlpackpp/python/gil.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -493,6 +775,19 @@ class ScopedRef {
  private:
   PyObject* obj_;
 };
+
+/// Releases a reference it was handed (a new one, or NULL) when it goes out of scope.
+class StolenRef {
+ public:
+  /// Takes over `obj`'s reference (NULL allowed).
+  explicit StolenRef(PyObject* obj) noexcept : obj_(obj) {}
+  StolenRef(const StolenRef&) = delete;
+  StolenRef& operator=(const StolenRef&) = delete;
+  ~StolenRef() { Py_XDECREF(obj_); }
+
+ private:
+  PyObject* obj_;
+};
 }  // namespace detail
 
 }  // namespace python
@@ -519,235 +814,7 @@ DLPACKPP_END_NAMESPACE
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
-// #include "dlpackpp/python/capsule.hpp" (inlined below)
-// ---- begin dlpackpp/python/capsule.hpp ----
-// SPDX-License-Identifier: Apache-2.0
-/// @file
-/// DLPack capsules: to_capsule (an unconsumed capsule releases its tensor when it dies) and
-/// try_from_capsule (renaming the capsule is taking ownership; no path frees twice).
-
-// #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
-
-#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
-#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
-#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
-#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
-#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
-// #include "dlpackpp/python/errors.hpp" (already inlined)
-#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
-
-#include <cstdint>
-#include <cstring>
-#include <utility>
-
-DLPACKPP_BEGIN_NAMESPACE
-namespace python {
-
-/// The owning handle imports produce: versioned where the dlpack.h in force has it, legacy
-/// otherwise (the legacy-only subset; see docs/python.md).
-using ImportedTensor = DefaultManagedTensor;
-
-namespace detail {
-template <class M>
-struct capsule_names;
-template <>
-struct capsule_names<DLManagedTensor> {
-  static constexpr const char* fresh = "dltensor";
-  static constexpr const char* used = "used_dltensor";
-};
-#if DLPACKPP_HAS_VERSIONED
-template <>
-struct capsule_names<DLManagedTensorVersioned> {
-  static constexpr const char* fresh = "dltensor_versioned";
-  static constexpr const char* used = "used_dltensor_versioned";
-};
-#endif
-
-// Calls the deleter of a capsule nobody consumed (its name is still the fresh one), keeping
-// any exception in flight intact: the capsule may die while one propagates.
-template <class M>
-void capsule_destructor(PyObject* capsule) {
-  // One read of the name and one compare (PyCapsule_IsValid would compare it again before
-  // GetPointer). The capsule is ours and valid, so GetName cannot fail and set an exception
-  // over the one that may be in flight.
-  const char* name = PyCapsule_GetName(capsule);
-  if (name == nullptr || std::strcmp(name, capsule_names<M>::fresh) != 0) return;  // consumed
-  PreserveError keep;
-  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, name));
-  ::dlpackpp::detail::release_to_producer(managed);
-}
-
-inline bool name_is(const char* name, const char* expected) noexcept {
-  return name != nullptr && std::strcmp(name, expected) == 0;
-}
-
-// A new capsule of kind M owning `tensor` (emptied on success, untouched on failure).
-template <class M>
-PyObject* capsule_of(BasicManagedTensor<M>&& tensor) noexcept {
-  if (!tensor) {
-    PyErr_SetString(PyExc_ValueError, "dlpackpp: to_capsule of an empty handle");
-    return nullptr;
-  }
-  PyObject* capsule = PyCapsule_New(tensor.get(), capsule_names<M>::fresh, &capsule_destructor<M>);
-  if (capsule != nullptr) static_cast<void>(tensor.release());
-  return capsule;
-}
-}  // namespace detail
-
-/// A new reference to a `"dltensor"` capsule owning `tensor` (the handle is emptied); when no
-/// consumer takes it, the capsule's death calls the deleter exactly once. On failure returns
-/// NULL with a Python exception set and leaves `tensor` untouched.
-inline PyObject* to_capsule(LegacyManagedTensor&& tensor) noexcept {
-  return detail::capsule_of(std::move(tensor));
-}
-
-#if DLPACKPP_HAS_VERSIONED
-/// A new reference to a `"dltensor_versioned"` capsule owning `tensor` (the handle is
-/// emptied); when no consumer takes it, the capsule's death calls the deleter exactly once. On
-/// failure returns NULL with a Python exception set and leaves `tensor` untouched.
-inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
-  return detail::capsule_of(std::move(tensor));
-}
-#endif
-
-namespace detail {
-// The pointer read from a fresh capsule of kind M: renaming the capsule is taking ownership (its
-// destructor no longer frees), then adoption validates with `options` and releases a
-// malformed tensor itself. No path frees twice.
-template <class M>
-Result<BasicManagedTensor<M>> take_pointer(PyObject* capsule, M* managed,
-                                           const ValidateOptions& options) {
-  if (PyCapsule_SetName(capsule, capsule_names<M>::used) != 0)
-    return take_python_error("PyCapsule_SetName");
-  return BasicManagedTensor<M>::try_adopt(managed, options);
-}
-
-#if DLPACKPP_HAS_VERSIONED
-// to_versioned() for a legacy tensor that adoption has just validated: with flags 0 its
-// re-validation would repeat the same checks on every legacy import, so the same wrapper is
-// made without them (the legacy deleter stays responsible, called exactly once). `flags`:
-// what the importer decided the legacy struct could not say (READ_ONLY, see ImportOptions).
-inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy, std::uint64_t flags) {
-  return ::dlpackpp::detail::versioned_from_checked(std::move(legacy), flags);
-}
-#endif
-
-DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
-  if (!PyCapsule_CheckExact(capsule)) {
-    return make_error(Errc::invalid_argument, "expected a DLPack capsule, got a ",
-                      type_name_of(capsule));
-  }
-  const char* name = PyCapsule_GetName(capsule);
-  PyErr_Clear();
-  if (name_is(name, "used_dltensor") || name_is(name, "used_dltensor_versioned")) {
-    return make_error(Errc::invalid_argument, "capsule \"", name,
-                      "\" was already consumed; a DLPack capsule can be consumed once");
-  }
-  return make_error(Errc::invalid_argument, "capsule name is \"", name != nullptr ? name : "(NULL)",
-                    "\", expected \"dltensor_versioned\" or \"dltensor\"");
-}
-
-// The capsule's tensor when it is a fresh capsule of kind M, else NULL with nothing pending:
-// one PyCapsule_GetPointer checks both the object and the name.
-template <class M>
-M* pointer_if(PyObject* capsule) noexcept {
-  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, capsule_names<M>::fresh));
-  if (managed == nullptr) PyErr_Clear();
-  return managed;
-}
-
-// The tensor in a fresh DLPack capsule, of one kind or the other; neither set: not a fresh
-// DLPack capsule. The kind the producer was asked for (`expect_legacy`) is looked up first,
-// so a capsule of that kind costs one PyCapsule_GetPointer.
-struct CapsuleTensor {
-#if DLPACKPP_HAS_VERSIONED
-  DLManagedTensorVersioned* versioned = nullptr;
-#endif
-  DLManagedTensor* legacy = nullptr;
-};
-
-inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
-  CapsuleTensor found;
-#if DLPACKPP_HAS_VERSIONED
-  using Versioned = DLManagedTensorVersioned;
-  if (!expect_legacy) found.versioned = pointer_if<Versioned>(capsule);
-  if (found.versioned == nullptr) found.legacy = pointer_if<DLManagedTensor>(capsule);
-  if (expect_legacy && found.legacy == nullptr) found.versioned = pointer_if<Versioned>(capsule);
-#else
-  static_cast<void>(expect_legacy);
-  found.legacy = pointer_if<DLManagedTensor>(capsule);
-#endif
-  return found;
-}
-
-/// try_from_capsule, with `legacy_flags` set on a tensor that came as `"dltensor"` (the
-/// flags the legacy struct cannot carry; the import route passes READ_ONLY on request), and
-/// the kind the producer was asked for (`expect_legacy`) looked up first.
-inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
-                                             std::uint64_t legacy_flags,
-                                             bool expect_legacy = false) {
-  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
-  const CapsuleTensor found = tensor_in(capsule, expect_legacy);
-#if DLPACKPP_HAS_VERSIONED
-  if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
-  if (found.legacy != nullptr) {
-    Result<LegacyManagedTensor> legacy = take_pointer(capsule, found.legacy, options);
-    if (!legacy) return legacy.error();
-    return versioned_from_adopted(std::move(*legacy), legacy_flags);
-  }
-#else
-  static_cast<void>(legacy_flags);  // no flags without a versioned struct
-  if (found.legacy != nullptr) return take_pointer(capsule, found.legacy, options);
-#endif
-  return capsule_name_error(capsule);
-}
-
-// A view of the tensor in a fresh capsule, validated as adoption validates it (version, flags,
-// the catalogue) but taking no ownership: the capsule stays unconsumed, so it owns the tensor
-// and its destructor releases it. The view reads the struct in place and is valid while the
-// capsule lives. `legacy_flags` and `expect_legacy` as for import_capsule.
-inline Result<TensorView> view_in_capsule(PyObject* capsule, const ValidateOptions& options,
-                                          std::uint64_t legacy_flags, bool expect_legacy) {
-  const CapsuleTensor found = tensor_in(capsule, expect_legacy);
-  ValidateOptions with_flags = options;
-#if DLPACKPP_HAS_VERSIONED
-  if (const DLManagedTensorVersioned* versioned = found.versioned) {
-    if (DLPACKPP_UNLIKELY(versioned->version.major != DLPACKPP_DLPACK_MAJOR)) {
-      return ::dlpackpp::detail::version_mismatch_error("version.major", versioned->version.major,
-                                                        versioned->version.minor);
-    }
-    with_flags.flags = versioned->flags;
-    return ::dlpackpp::detail::view_in_place(versioned->dl_tensor, with_flags);
-  }
-#endif
-  with_flags.flags = legacy_flags;
-  if (found.legacy != nullptr)
-    return ::dlpackpp::detail::view_in_place(found.legacy->dl_tensor, with_flags);
-  return capsule_name_error(capsule);
-}
-}  // namespace detail
-
-/// Takes ownership of the tensor in a `"dltensor_versioned"` or `"dltensor"` capsule (a legacy
-/// one is wrapped with to_versioned) and renames the capsule `"used_..."`. A used capsule or
-/// one of another name is refused and left untouched; a tensor that fails validation is
-/// released exactly once (the capsule stays renamed: ownership was taken).
-inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
-                                               const ValidateOptions& options = {}) {
-  return detail::import_capsule(capsule, options, 0);
-}
-
-/// As try_from_capsule, throwing the Error.
-inline ImportedTensor from_capsule(PyObject* capsule, const ValidateOptions& options = {}) {
-  return try_from_capsule(capsule, options).value();
-}
-
-}  // namespace python
-DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
-// ---- end dlpackpp/python/capsule.hpp ----
+// #include "dlpackpp/python/capsule.hpp" (already inlined)
 // #include "dlpackpp/python/errors.hpp" (already inlined)
 // #include "dlpackpp/python/gil.hpp" (already inlined)
 // #include "dlpackpp/python/state.hpp" (inlined below)
@@ -784,6 +851,7 @@ struct TypeEntry {
   bool legacy = false;               ///< __dlpack__ rejected max_version with TypeError
   PyObject* dlpack = nullptr;        ///< the type's own __dlpack__ (strong), see cached_dlpack
   unsigned int version_tag = 0;      ///< the type's tp_version_tag when `dlpack` was read
+  bool grad = false;                 ///< a table's type with `requires_grad` (see import.hpp)
 };
 
 /// Keyword slots of __dlpack__, as bits of a mask (the order of Internals::keyword_names).
@@ -792,9 +860,11 @@ enum Keyword : unsigned { kw_max_version = 1, kw_stream = 2, kw_dl_device = 4, k
 /// One per interpreter (see the file comment).
 struct Internals {
   static constexpr int type_slots = 16;
+  PyObject* capsule = nullptr;  ///< the dict entry that owns this block (borrowed)
   PyObject* tensor_type = nullptr;
   PyObject* str_dlpack = nullptr;
   PyObject* str_exchange = nullptr;
+  PyObject* str_requires_grad = nullptr;
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
   PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask, made on first use
@@ -825,6 +895,7 @@ inline void destroy_internals(PyObject* capsule) {
   Py_XDECREF(in->tensor_type);
   Py_XDECREF(in->str_dlpack);
   Py_XDECREF(in->str_exchange);
+  Py_XDECREF(in->str_requires_grad);
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
@@ -838,7 +909,7 @@ inline void destroy_internals(PyObject* capsule) {
 #define DLPACKPP_PY_STR2(x) #x
 #define DLPACKPP_PY_STR(x) DLPACKPP_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_2__";
+    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_3__";
 #undef DLPACKPP_PY_STR
 #undef DLPACKPP_PY_STR2
 
@@ -861,8 +932,10 @@ DLPACKPP_COLD inline Internals* make_internals() {
     return nullptr;
   }
   static const char* const names[4] = {"max_version", "stream", "dl_device", "copy"};
-  bool ok = (in->str_dlpack = PyUnicode_InternFromString("__dlpack__")) != nullptr &&
-            (in->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__")) != nullptr;
+  bool ok =
+      (in->str_dlpack = PyUnicode_InternFromString("__dlpack__")) != nullptr &&
+      (in->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__")) != nullptr &&
+      (in->str_requires_grad = PyUnicode_InternFromString("requires_grad")) != nullptr;
   for (int i = 0; ok && i < 4; ++i)
     ok = (in->keyword_names[i] = PyUnicode_InternFromString(names[i])) != nullptr;
 #if DLPACKPP_HAS_VERSIONED
@@ -907,6 +980,7 @@ DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
   if (found != nullptr) {
     in = static_cast<Internals*>(PyCapsule_GetPointer(found, nullptr));
     if (in == nullptr) return nullptr;
+    in->capsule = found;
   } else {
     in = make_internals();
     if (in == nullptr) return nullptr;
@@ -915,6 +989,7 @@ DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
       delete in;
       return nullptr;
     }
+    in->capsule = capsule;
     const int rc = PyDict_SetItemString(dict, internals_key, capsule);
     Py_DECREF(capsule);  // the dict owns it now (or it died and freed `in`)
     if (rc != 0) return nullptr;
@@ -939,6 +1014,27 @@ inline Internals* internals() {
   Internals* cached = internals_if_cached();
   return cached != nullptr ? cached : internals_slow(current_interpreter());
 }
+
+/// Keeps `in` alive while an entry point uses it across calls into Python. Under the limited
+/// API the state lives in builtins.__dict__, where Python code (a producer's __dlpack__) can
+/// delete it, so a strong reference to its capsule is held; the interpreter's own dict is
+/// out of Python's reach, so elsewhere this is nothing.
+class StateHold {
+ public:
+#ifdef Py_LIMITED_API
+  explicit StateHold(const Internals& in) noexcept : capsule_(in.capsule) { Py_XINCREF(capsule_); }
+  ~StateHold() { Py_XDECREF(capsule_); }
+#else
+  explicit StateHold(const Internals&) noexcept {}
+#endif
+  StateHold(const StateHold&) = delete;
+  StateHold& operator=(const StateHold&) = delete;
+
+#ifdef Py_LIMITED_API
+ private:
+  PyObject* capsule_;
+#endif
+};
 
 }  // namespace detail
 }  // namespace python
@@ -1070,8 +1166,19 @@ inline TypeEntry* cached_type(Internals& in, PyObject* type) noexcept {
   return nullptr;
 }
 
+// Whether a type with an exchange table has a `requires_grad` attribute (PyTorch's tensors):
+// its instances are then asked before an owning import through the table (see import.hpp).
+DLPACKPP_COLD inline bool lookup_grad(Internals& in, PyObject* type, const ExchangeApi* api) {
+  if (api == nullptr) return false;
+  PyObject* attr = PyObject_GetAttr(type, in.str_requires_grad);
+  Py_XDECREF(attr);
+  PyErr_Clear();
+  return attr != nullptr;
+}
+
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
+  const bool grad = lookup_grad(in, type, api);
   unsigned int tag = 0;
   PyObject* dlpack = lookup_dlpack(in, type, tag);
   int slot = in.type_count;
@@ -1086,7 +1193,7 @@ DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
     evicted_dlpack = in.types[slot].dlpack;
   }
   Py_INCREF(type);
-  in.types[slot] = TypeEntry{type, api, false, dlpack, tag};
+  in.types[slot] = TypeEntry{type, api, false, dlpack, tag, grad};
   Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
   Py_XDECREF(evicted);
   return cached_type(in, type);  // NULL only if the decrefs above re-entered and evicted it
@@ -1102,21 +1209,6 @@ inline TypeEntry* find_type(Internals& in, PyObject* type) {
 /// The entry of obj's type; NULL with a Python exception set on failure.
 inline TypeEntry* type_entry_of(Internals& in, PyObject* obj) {
   return find_type(in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
-}
-
-/// The interpreter's state and the entry of obj's type, as every import route starts.
-struct Found {
-  Internals* in;     ///< this interpreter's state
-  TypeEntry* entry;  ///< obj's type's entry (valid until the next call into Python)
-};
-/// Found for `obj`; the Error (NULL object, or the Python exception taken) otherwise.
-DLPACKPP_FORCE_INLINE Result<Found> find_entry(PyObject* obj) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
-  Internals* in = internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
-  TypeEntry* entry = type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
-  return Found{in, entry};
 }
 
 /// Notes that `type`'s __dlpack__ rejected max_version: later imports skip the first try.
@@ -1139,7 +1231,12 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
   // Not cached yet: the lookup may call into Python, around whatever is pending.
   detail::PreserveError keep;
   detail::Internals* in = detail::internals();
-  detail::TypeEntry* entry = in != nullptr ? detail::find_type(*in, type) : nullptr;
+  if (in == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  const detail::StateHold hold(*in);
+  detail::TypeEntry* entry = detail::find_type(*in, type);
   const DLPackExchangeAPI* api = entry != nullptr ? entry->api : nullptr;
   PyErr_Clear();
   return api;
@@ -1183,6 +1280,12 @@ struct ImportOptions {
   /// array). A tensor that came as legacy is then imported READ_ONLY: nothing says it may be
   /// written. Ignored where `copy` or `dl_device` is set (the legacy protocol cannot say).
   bool only_reading = false;
+  /// For borrowing (try_borrow, try_borrow_view, the binding casters): true asks for a view
+  /// that may be written where the producer allows it. The exchange table's borrowing entry
+  /// fills a bare DLTensor, which cannot say READ_ONLY, so its view is READ_ONLY unless this is
+  /// set; with it set the tensor is imported with ownership instead (the table's owning entry
+  /// or `__dlpack__`), whose flags say whether it may be written. try_from_dlpack ignores it.
+  bool writable = false;
 };
 
 namespace detail {
@@ -1205,9 +1308,29 @@ DLPACKPP_COLD inline Error exchange_error(const Error& error, PyObject* obj, con
   return take_python_error(context);
 }
 
+// PyTorch's own __dlpack__ refuses a tensor that requires grad ("use tensor.detach()"): writing
+// it would bypass autograd. Its exchange table does not refuse, so an owning import through the
+// table (which may write) asks the object as __dlpack__ would have: the route does not change
+// the answer. Only types whose entry has `grad` (a table and a requires_grad attribute).
+DLPACKPP_COLD inline Result<void> refuse_grad(Internals& in, PyObject* obj) {
+  PyObject* attr = PyObject_GetAttr(obj, in.str_requires_grad);
+  const int requires = attr != nullptr ? PyObject_IsTrue(attr) : -1;
+  Py_XDECREF(attr);
+  if (requires < 0) return take_python_error(type_name_of(obj) + ".requires_grad");
+  if (requires == 0) return {};
+  return make_error(Errc::read_only, "the ", type_name_of(obj),
+                    " requires grad: writing it would bypass autograd, so it is not handed "
+                    "over where it could be written; pass tensor.detach()");
+}
+
 #if DLPACKPP_HAS_EXCHANGE_API
-inline Result<ImportedTensor> import_exchange(const DLPackExchangeAPI* api, PyObject* obj,
+inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& entry, PyObject* obj,
                                               const ImportOptions& options) {
+  const DLPackExchangeAPI* api = entry.api;
+  if (DLPACKPP_UNLIKELY(entry.grad)) {
+    Result<void> refused = refuse_grad(in, obj);  // runs Python: `entry` is not read after it
+    if (!refused) return refused.error();
+  }
   Result<ManagedTensor> r = ::dlpackpp::managed_from_object(api, obj, options.validate);
   if (DLPACKPP_UNLIKELY(!r))
     return exchange_error(r.error(), obj, "managed_tensor_from_py_object_no_sync");
@@ -1292,12 +1415,34 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   return result;
 }
 
+// Whether the pending TypeError is about the keywords: it names one of those in `mask`, or
+// keyword arguments at all ("got an unexpected keyword argument 'max_version'", "takes no
+// keyword arguments"). Only that is a refusal of the newer protocol. Any other TypeError (a
+// re-entrant producer's own failure) is not retried, or each level of a producer that calls
+// back into the importer would double the calls.
+DLPACKPP_COLD inline bool refuses_keyword(Internals& in, unsigned mask) {
+  RaisedError pending;
+  pending.fetch();
+  PyObject* text = pending.value() != nullptr ? PyObject_Str(pending.value()) : nullptr;
+  PyObject* keyword = PyUnicode_FromString("keyword argument");
+  bool named = text != nullptr && keyword != nullptr && PyUnicode_Contains(text, keyword) == 1;
+  Py_XDECREF(keyword);
+  for (unsigned bit = 0; text != nullptr && !named && bit < 4; ++bit) {
+    if ((mask & (1u << bit)) != 0) named = PyUnicode_Contains(text, in.keyword_names[bit]) == 1;
+  }
+  Py_XDECREF(text);
+  PyErr_Clear();
+  pending.restore();
+  return named;
+}
+
 // The capsule of obj.__dlpack__: with max_version (and dl_device, copy) unless the type is
-// known to speak only the legacy protocol. An older producer rejects max_version with
-// TypeError: the call is retried without the new keywords. Unless the retry fails with
-// TypeError too (then the first TypeError meant something else and is the one reported), the
-// type speaks the legacy protocol: `legacy` turns true and is remembered for the type, and a
-// refusal of the retry (e.g. NumPy 1.x's BufferError for a read-only array) is reported.
+// known to speak only the legacy protocol. An older producer rejects max_version with a
+// TypeError naming it: the call is retried without the new keywords. Unless the retry fails
+// with TypeError too (then the first TypeError meant something else and is the one
+// reported), the type speaks the legacy protocol: `legacy` turns true and is remembered for
+// the type, and a refusal of the retry (e.g. NumPy 1.x's BufferError for a read-only array)
+// is reported.
 inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
                                 const ImportOptions& options) {
 #if !DLPACKPP_HAS_VERSIONED
@@ -1312,7 +1457,7 @@ inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, 
   }
   PyObject* capsule = call_dlpack(in, obj, method, mask, options);
   if (DLPACKPP_LIKELY(capsule != nullptr) || legacy ||
-      PyErr_ExceptionMatches(PyExc_TypeError) == 0) {
+      PyErr_ExceptionMatches(PyExc_TypeError) == 0 || !refuses_keyword(in, mask & ~legacy_mask)) {
     return capsule;
   }
   RaisedError first;
@@ -1331,7 +1476,8 @@ inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, 
 
 // dlpack_capsule(), asking for the legacy capsule first where the caller only reads (see
 // ImportOptions::only_reading) and the type is not known to be legacy already: `legacy` says
-// which kind was asked for last.
+// which kind was asked for last. Only a BufferError (NumPy 2 for a read-only array) is asked
+// again; anything else the producer raised is the answer.
 inline PyObject* capsule_to_read(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
                                  const ImportOptions& options) {
   if (options.only_reading && !legacy && !options.copy && !options.dl_device) {
@@ -1340,6 +1486,7 @@ inline PyObject* capsule_to_read(Internals& in, PyObject* obj, PyObject* method,
       legacy = true;
       return capsule;
     }
+    if (PyErr_ExceptionMatches(PyExc_BufferError) == 0) return nullptr;
     PyErr_Clear();  // refused: asked again with max_version
   }
   return dlpack_capsule(in, obj, method, legacy, options);
@@ -1355,24 +1502,21 @@ inline std::uint64_t legacy_flags_of(const ImportOptions& options) noexcept {
              : 0u;
 }
 
-// It knows neither dl_device nor copy: the request is checked against what came.
-DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(ImportedTensor&& tensor,
-                                                                PyObject* obj,
-                                                                const ImportOptions& options) {
+// It knows neither dl_device nor copy: the request is checked against what came (a tensor on
+// `got`). The caller releases the tensor where this fails.
+DLPACKPP_COLD inline Result<void> check_legacy_result(Device got, PyObject* obj,
+                                                      const ImportOptions& options) {
   if (options.copy && *options.copy) {
-    tensor.reset();
     return make_error(Errc::version_mismatch, type_name_of(obj),
                       ".__dlpack__ speaks only the legacy protocol (it rejected max_version), "
                       "which cannot promise the copy=True that was asked for");
   }
-  if (options.dl_device && tensor.device() != *options.dl_device) {
-    const Device got = tensor.device();
-    tensor.reset();
+  if (options.dl_device && got != *options.dl_device) {
     return make_error(Errc::device_mismatch, type_name_of(obj), ".__dlpack__ gave a tensor on ",
                       got.to_string(), ", dl_device asked for ", options.dl_device->to_string(),
                       " and the legacy protocol cannot move it");
   }
-  return std::move(tensor);
+  return {};
 }
 
 // Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
@@ -1385,8 +1529,10 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   Result<ImportedTensor> r =
       import_capsule(capsule, options.validate, legacy_flags_of(options), legacy);
   Py_DECREF(capsule);  // renamed when consumed, so its destructor does nothing
-  if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device)))
-    return check_legacy_result(std::move(*r), obj, options);
+  if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device))) {
+    Result<void> kept = check_legacy_result(r->device(), obj, options);
+    if (!kept) return kept.error();  // `r` releases the tensor
+  }
   return r;
 }
 
@@ -1396,7 +1542,7 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
                                             const ImportOptions& options) {
 #if DLPACKPP_HAS_EXCHANGE_API
   if (entry.api != nullptr && exchange_can_serve(options))
-    return import_exchange(entry.api, obj, options);
+    return import_exchange(in, entry, obj, options);
 #endif
   return import_dlpack(in, obj, entry.legacy, cached_dlpack(entry, obj), options);
 }
@@ -1411,12 +1557,12 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
 /// type). A Python exception from the producer comes back as an Error that
 /// set_python_error() re-raises unchanged.
 inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
-  // find_entry()'s steps, spelled out: on this hot path a Result<Found> costs ~28 instructions.
   if (DLPACKPP_UNLIKELY(obj == nullptr))
     return detail::make_error(Errc::null_pointer, "object is NULL");
   detail::Internals* in = detail::internals();
   if (DLPACKPP_UNLIKELY(in == nullptr))
     return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::StateHold hold(*in);
   detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
   if (DLPACKPP_UNLIKELY(entry == nullptr))
     return detail::take_python_error("dlpackpp's type cache");
@@ -1435,9 +1581,12 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
   if (obj == nullptr) return detail::make_error(Errc::null_pointer, "object is NULL");
   if (device == Device::cpu()) return static_cast<void*>(nullptr);
 #if DLPACKPP_HAS_EXCHANGE_API
-  Result<detail::Found> found = detail::find_entry(obj);
-  if (!found) return found.error();
-  if (const auto* api = found->entry->api) {
+  detail::Internals* in = detail::internals();
+  if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::StateHold hold(*in);
+  const detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
+  if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
+  if (const auto* api = entry->api) {
     Result<void*> stream = ::dlpackpp::current_stream(api, device);
     if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
     return stream;
@@ -1698,57 +1847,118 @@ inline Result<void> own_tensor_fits(const ImportedTensor& own, const ValidateOpt
   return validate(own.get()->dl_tensor, with_flags);
 }
 
-/// The view a binding caster loads for one call, taking no ownership. Borrowed through the
-/// exchange table where `may_borrow` and the type offers the borrowing entry: the view keeps
-/// its own copy of the DLTensor and is READ_ONLY (the table carries no flags); `keeper` stays
-/// NULL. Otherwise read inside `obj.__dlpack__()`'s capsule, left unconsumed in `keeper` (a
-/// new reference that owns the tensor and releases it when it dies, so the view is valid
-/// while `keeper` lives), with the import route's call, fallback and validation;
-/// `only_reading` as ImportOptions::only_reading. `keeper` is NULL on failure.
-inline Result<TensorView> view_for_call(PyObject* obj, PyObject*& keeper, bool may_borrow,
-                                        bool only_reading) {
-  keeper = nullptr;
-  Result<Found> found = find_entry(obj);
-  if (DLPACKPP_UNLIKELY(!found)) return found.error();
-  TypeEntry& entry = *found->entry;
 #if DLPACKPP_HAS_EXCHANGE_API
-  const DLPackExchangeAPI* api = entry.api;
-  if (may_borrow && api != nullptr && api->dltensor_from_py_object_no_sync != nullptr) {
-    ValidateOptions read_only;
-    read_only.flags = flag::read_only;
-    DLTensor storage;  // the view keeps its own copy; shape and strides stay the producer's
-    Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, read_only);
-    if (DLPACKPP_UNLIKELY(!view))
-      return exchange_error(view.error(), obj, "dltensor_from_py_object_no_sync");
-    return view;
-  }
-#else
-  static_cast<void>(may_borrow);
+// Through the table's dltensor_from_py_object_no_sync: no allocation, no ownership. The bare
+// DLTensor it fills cannot say READ_ONLY, so the view is READ_ONLY. In place: the view reads
+// `storage`, which must outlive it; else it keeps its own copy.
+template <bool InPlace>
+DLPACKPP_FORCE_INLINE Result<TensorView> lend_borrowed(const DLPackExchangeAPI* api, PyObject* obj,
+                                                       DLTensor& storage,
+                                                       const ValidateOptions& options) {
+  Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, storage);
+  if (DLPACKPP_UNLIKELY(!borrowed))
+    return exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
+  ValidateOptions read_only = options;
+  read_only.flags |= flag::read_only;
+  if constexpr (InPlace) return ::dlpackpp::detail::view_in_place(storage, read_only);
+  return TensorView::try_from(storage, read_only);
+}
+
+// Through the table's owning entry (flags known), handed to a new capsule in `keeper`.
+inline Result<TensorView> lend_owned(Internals& in, const TypeEntry& entry, PyObject* obj,
+                                     PyObject*& keeper, const ImportOptions& options) {
+  Result<ImportedTensor> owned = import_exchange(in, entry, obj, options);
+  if (DLPACKPP_UNLIKELY(!owned)) return owned.error();
+  const TensorView view = owned->view();  // reads the managed struct, which the capsule keeps
+  keeper = to_capsule(std::move(*owned));
+  if (DLPACKPP_UNLIKELY(keeper == nullptr)) return take_python_error("PyCapsule_New");
+  return view;
+}
 #endif
-  ImportOptions options;
-  options.only_reading = only_reading;
+
+// Through obj.__dlpack__(): the capsule leased into `keeper` (see lease_view), with the import
+// route's call, fallback and validation, and what the legacy protocol could not promise checked.
+inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, PyObject* obj,
+                                       PyObject*& keeper, const ImportOptions& options) {
   bool legacy = entry.legacy;
   const ScopedRef held(cached_dlpack(entry, obj));  // __dlpack__ may evict the entry
-  PyObject* capsule = capsule_to_read(*found->in, obj, held.get(), legacy, options);
+  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
-  Result<TensorView> view =
-      view_in_capsule(capsule, options.validate, legacy_flags_of(options), legacy);
+  Result<TensorView> view = lease_view(capsule, options.validate, legacy_flags_of(options), legacy);
+  if (DLPACKPP_UNLIKELY(view && legacy && (options.copy || options.dl_device))) {
+    Result<void> kept = check_legacy_result(view->device(), obj, options);
+    if (!kept) view = kept.error();
+  }
   if (DLPACKPP_UNLIKELY(!view)) {
-    Py_DECREF(capsule);  // unconsumed: its destructor releases the tensor
+    Py_DECREF(capsule);  // leased or not, its destructor releases the tensor
     return view.error();
   }
   keeper = capsule;
   return view;
 }
+
+// The borrow engine, the one route and writability rule for try_borrow, try_borrow_view and
+// the binding casters. A dlpackpp.Tensor of this state is read in place with its flags.
+// Where the type's exchange table can serve the request, a reader borrows through
+// dltensor_from_py_object_no_sync (READ_ONLY: the table carries no flags), and a writer
+// (ImportOptions::writable) or a table without that entry imports with ownership. Otherwise
+// __dlpack__'s capsule is leased. `keeper` receives a new reference (or NULL) that keeps the
+// view's tensor alive; the view also needs `obj` alive.
+template <bool InPlace>
+DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTensor& storage,
+                                              PyObject*& keeper, const ImportOptions& options) {
+  keeper = nullptr;
+  if (const ImportedTensor* own = own_tensor_of(in, obj)) {
+    Result<void> fits = own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return own->view();
+  }
+  const TypeEntry* entry = type_entry_of(in, obj);
+  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
+#if DLPACKPP_HAS_EXCHANGE_API
+  const DLPackExchangeAPI* api = entry->api;
+  if (api != nullptr && exchange_can_serve(options)) {
+    if (!options.writable && api->dltensor_from_py_object_no_sync != nullptr)
+      return lend_borrowed<InPlace>(api, obj, storage, options.validate);
+    return lend_owned(in, *entry, obj, keeper, options);
+  }
+#else
+  static_cast<void>(storage);
+#endif
+  return lend_capsule(in, *entry, obj, keeper, options);
+}
 }  // namespace detail
+
+/// A view of `obj`'s tensor without copying it, for a caller that cannot scope its use in a
+/// callback (a binding library's argument caster): the one borrow engine behind try_borrow,
+/// with the same route and the same writability rule (see try_borrow). `keeper` receives a
+/// new reference, or NULL, to hold while the view is used and then release (the GIL held):
+/// the view is valid while both `keeper` and `obj` live, and nothing else can take the tensor
+/// meanwhile. A view through the exchange table keeps its own copy of the borrowed DLTensor.
+inline Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
+                                          const ImportOptions& options = {}) {
+  keeper = nullptr;
+  if (DLPACKPP_UNLIKELY(obj == nullptr))
+    return detail::make_error(Errc::null_pointer, "object is NULL");
+  detail::Internals* in = detail::internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr))
+    return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::StateHold hold(*in);
+  DLTensor unused;  // a view through the table copies what it borrows
+  return detail::lend<false>(*in, obj, unused, keeper, options);
+}
 
 /// Calls `f(const TensorView&)` on `obj`'s tensor and returns its result (a `Result<X>` that
 /// `f` returns is passed through, `void` gives `Result<void>`). A dlpackpp.Tensor is read in
-/// place; a type offering `dltensor_from_py_object_no_sync` is read through it (no
-/// allocation, no ownership); anything else through try_from_dlpack. The view is valid only
-/// inside `f`; `obj` is kept alive until `f` returns, whatever `f` does with it (exports of a
-/// dlpackpp.Tensor share its tensor, so exporting it inside `f` is safe too).
+/// place, with its flags. Where the type's exchange table can serve the request it is read
+/// through `dltensor_from_py_object_no_sync` (no allocation, no ownership), and that view is
+/// READ_ONLY: the table carries no flags. `options.writable` asks for a view that may be
+/// written where the producer allows: the tensor is then imported with ownership (the table's
+/// owning entry), whose flags are known. Anything else goes through `__dlpack__`, whose
+/// capsule is consumed for the call. The view is valid only inside `f`; `obj` is kept alive
+/// until `f` returns, whatever `f` does with it (exports of a dlpackpp.Tensor share its
+/// tensor, so exporting it inside `f` is safe too).
 template <class F>
 DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f,
                                                             const ImportOptions& options = {}) {
@@ -1757,32 +1967,14 @@ DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f
   detail::Internals* in = detail::internals();
   if (DLPACKPP_UNLIKELY(in == nullptr))
     return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::StateHold hold(*in);
   const detail::ScopedRef keep_alive(obj);
-  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {
-    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return detail::call_with_view(f, own->view());
-  }
-  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr))
-    return detail::take_python_error("dlpackpp's type cache");
-#if DLPACKPP_HAS_EXCHANGE_API
-  const DLPackExchangeAPI* api = entry->api;
-  if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr &&
-      detail::exchange_can_serve(options)) {
-    DLTensor storage;  // outlives the view, which reads it in place
-    Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, storage);
-    if (DLPACKPP_UNLIKELY(!borrowed)) {
-      return detail::exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
-    }
-    Result<TensorView> view = ::dlpackpp::detail::view_in_place(storage, options.validate);
-    if (DLPACKPP_UNLIKELY(!view)) return view.error();
-    return detail::call_with_view(f, *view);
-  }
-#endif
-  Result<ImportedTensor> owned = detail::import_object(*in, *entry, obj, options);
-  if (!owned) return owned.error();
-  return detail::call_with_view(f, owned->view());
+  DLTensor storage;  // outlives the view, which reads it in place where the table lends it
+  PyObject* keeper = nullptr;
+  Result<TensorView> view = detail::lend<true>(*in, obj, storage, keeper, options);
+  if (DLPACKPP_UNLIKELY(!view)) return view.error();
+  const detail::StolenRef lease(keeper);
+  return detail::call_with_view(f, *view);
 }
 
 /// As try_borrow, throwing the Error.
@@ -1823,6 +2015,7 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/python/state.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_object.hpp" (already inlined)
 
+#include <climits>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -1885,6 +2078,14 @@ inline bool is_plain_int(PyObject* value) noexcept {
   return PyLong_Check(value) && !PyBool_Check(value);
 }
 
+// An int as a long, one too big for it saturated (LONG_MIN, LONG_MAX): an int of any size is a
+// valid version or device number, just not one this tensor has.
+inline long saturated_long(PyObject* value) noexcept {
+  int overflow = 0;
+  const long out = PyLong_AsLongAndOverflow(value, &overflow);
+  return overflow > 0 ? LONG_MAX : overflow < 0 ? LONG_MIN : out;
+}
+
 // `value` as a (int, int) tuple, TypeError otherwise.
 inline bool parse_pair(PyObject* value, const char* what, long& first, long& second) {
   if (!PyTuple_Check(value) || PyTuple_Size(value) != 2 ||
@@ -1893,9 +2094,9 @@ inline bool parse_pair(PyObject* value, const char* what, long& first, long& sec
                  "dlpackpp.Tensor.__dlpack__: %s must be a tuple of two ints, not %R", what, value);
     return false;
   }
-  first = PyLong_AsLong(PyTuple_GetItem(value, 0));
-  second = first == -1 && PyErr_Occurred() ? -1 : PyLong_AsLong(PyTuple_GetItem(value, 1));
-  return PyErr_Occurred() == nullptr;
+  first = saturated_long(PyTuple_GetItem(value, 0));
+  second = saturated_long(PyTuple_GetItem(value, 1));
+  return true;
 }
 
 /// What a checked __dlpack__ call asks for.

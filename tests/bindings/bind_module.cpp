@@ -154,6 +154,42 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
     }
   });
 
+  // Code running inside the call (a callback here; another thread where the function releases
+  // the GIL) may hand the argument to another consumer: what the parameter views stays owned
+  // by the call.
+  m.def("probe_calling", [](TensorView v, bl::object callback) {
+    callback();
+    return probe(v);
+  });
+  m.def("total_calling", [](TensorAccessor<const double, 1> a, bl::object callback) {
+    callback();
+    return std::make_pair(sum(a), released);
+  });
+  m.def("fill_calling", [](TensorAccessor<double, 1> a, double x, bl::object callback) {
+    callback();
+    for (std::int64_t i = 0; i < a.size(0); ++i) a[i] = x;
+    return released;
+  });
+
+  // A dlpackpp::Error thrown by the bound function: set_python_error's class and message.
+  m.def("require_float32", [](TensorView v) { v.require_dtype(dlpackpp::DataType::float32()); });
+  m.def("require_rank", [](TensorView v, int n) { v.require_ndim(n); });
+  m.def("require_writable", [](TensorView v) { v.require_writable(); });
+  m.def("parse_device",
+        [](TensorView, std::string text) { return dlpackpp::Device::parse(text).to_string(); });
+
+  // Why an object would not fit a parameter ("" when it fits).
+  m.def("why_scale", [](bl::handle h) {
+    return dlpackpp::bindings::explain_refusal<TensorAccessor<float, 2>>(h.ptr());
+  });
+  m.def("why_total", [](bl::handle h) {
+    return dlpackpp::bindings::explain_refusal<TensorAccessor<const double, 1>>(h.ptr());
+  });
+  m.def("why_view",
+        [](bl::handle h) { return dlpackpp::bindings::explain_refusal<TensorView>(h.ptr()); });
+  m.def("why_owned",
+        [](bl::handle h) { return dlpackpp::bindings::explain_refusal<ManagedTensor>(h.ptr()); });
+
   // Tensors among other parameter kinds: a decline leaves nothing behind for the next overload.
   m.def("mixed", [](TensorView) { return std::string("tensor"); });
   m.def("mixed", [](double) { return std::string("number"); });

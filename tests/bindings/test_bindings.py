@@ -47,6 +47,29 @@ class Wrapper:
         return self.inner.__dlpack_device__()
 
 
+class OneCapsule:
+    """The usual adapter of an old to_dlpack() capsule: __dlpack__ hands out the same capsule
+    every time it is asked."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+
+class Raising:
+    """A producer whose __dlpack__ raises `exc`, counting its calls."""
+
+    def __init__(self, exc):
+        self.exc = exc
+        self.calls = 0
+
+    def __dlpack__(self, **kwargs):
+        self.calls += 1
+        raise self.exc
+
+
 def doc(name):
     return getattr(m, name).__doc__ or ""
 
@@ -69,11 +92,14 @@ class Core(unittest.TestCase):
         gc.collect()
         self.assertEqual(m.released(), before + 1)
 
-    def test_view_through_the_exchange_table_is_read_only(self):
+    def test_a_dlpackpp_tensor_is_read_in_place_with_its_flags(self):
         t = m.make(5)
         self.assertEqual(m.numel(t), 5)
-        self.assertEqual(m.describe(t), "float64[5] strides [1] cpu read_only")
-        self.assertEqual(m.total(t), 10.0)  # a const accessor borrows too
+        self.assertEqual(m.describe(t), "float64[5] strides [1] cpu")
+        self.assertEqual(m.describe(m.make_read_only(2)), "float64[2] strides [1] cpu read_only")
+        self.assertEqual(m.total(t), 10.0)
+        m.fill_(t, 3.0)  # written in place
+        self.assertEqual(m.total(t), 15.0)
         self.assertFalse(t.exported)  # borrowing leaves the tensor with its owner
 
     def test_view_of_an_owning_import_has_the_producers_flags(self):
@@ -189,6 +215,151 @@ class Core(unittest.TestCase):
         self.assertIn("float64[*, *] writable", str(caught.exception))
 
 
+class Lifetime(unittest.TestCase):
+    """What a view or accessor parameter reads stays owned by the call (it once stayed in the
+    producer's capsule, unconsumed, where a second consumer could take and free it: ASan
+    heap-use-after-free, and for a mutable accessor a write after free)."""
+
+    def one_capsule(self, n):
+        t = m.make(n)
+        producer = OneCapsule(t.__dlpack__(max_version=(1, 0)))
+        del t  # the capsule's export is the tensor's last owner
+        gc.collect()
+        return producer
+
+    def check(self, call, expected, second_consumer):
+        producer = self.one_capsule(4)
+        before = m.released()
+        taken = []
+
+        def steal():
+            try:
+                taken.append(second_consumer(producer))
+            except (TypeError, ValueError, BufferError, RuntimeError) as e:
+                taken.append(type(e))
+
+        result = call(producer, steal)
+        self.assertEqual(result, expected(before))
+        self.assertEqual(len(taken), 1)
+        self.assertTrue(isinstance(taken[0], type) and issubclass(taken[0], Exception), taken)
+        self.assertEqual(m.released(), before)
+        del producer
+        gc.collect()
+        self.assertEqual(m.released(), before + 1)
+
+    def test_a_second_consumer_cannot_take_what_a_view_reads(self):
+        self.check(m.probe_calling, lambda before: (6.0, before), m.owned)
+        self.check(m.total_calling, lambda before: (6.0, before), m.owned)
+        self.check(lambda p, f: m.fill_calling(p, 2.0, f), lambda before: before, m.owned)
+
+    @unittest.skipIf(np is None, "NumPy is not importable")
+    def test_numpy_cannot_take_it_either(self):
+        self.check(m.probe_calling, lambda before: (6.0, before), np.from_dlpack)
+        self.check(lambda p, f: m.fill_calling(p, 2.0, f), lambda before: before, np.from_dlpack)
+
+
+class Propagation(unittest.TestCase):
+    """Only "this argument does not fit" declines; anything else the producer raises
+    propagates unchanged, and is not asked again."""
+
+    CALLS = {
+        "TensorView": lambda x: m.describe(x),
+        "const accessor": lambda x: m.total(x),
+        "mutable accessor": lambda x: m.fill_(x, 1.0),
+        "ManagedTensor": lambda x: m.owned(x),
+        "overloads": lambda x: m.rank(x),
+    }
+
+    def test_interrupts_and_errors_propagate(self):
+        for exc in (KeyboardInterrupt, SystemExit, MemoryError, RecursionError,
+                    ValueError("the producer's own")):
+            for kind, call in self.CALLS.items():
+                with self.subTest(exc=exc, kind=kind):
+                    producer = Raising(exc)
+                    expected = exc if isinstance(exc, type) else type(exc)
+                    with self.assertRaises(expected) as caught:
+                        call(producer)
+                    if not isinstance(exc, type):
+                        self.assertIs(caught.exception, exc)
+                    self.assertEqual(producer.calls, 1)
+
+    def test_refusals_decline(self):
+        for kind, call in self.CALLS.items():
+            with self.subTest(kind=kind):
+                with self.assertRaisesRegex(TypeError, "incompatible function arguments"):
+                    call(Raising(BufferError("cannot export this")))
+                with self.assertRaisesRegex(TypeError, "incompatible function arguments"):
+                    call(object())
+
+    def test_a_reentrant_producer_costs_linearly(self):
+        # Each level's __dlpack__ calls the bound function on the next level; the bottom does
+        # not fit. The inner "incompatible function arguments" TypeError propagates (it is not
+        # a refusal of max_version): each level is asked once, not 2-4 times.
+        calls = []
+
+        class Reentrant:
+            def __init__(self, depth):
+                self.depth = depth
+
+            def __dlpack__(self, **kwargs):
+                calls.append(self.depth)
+                if self.depth:
+                    m.numel(Reentrant(self.depth - 1))
+                raise BufferError("the bottom does not fit")
+
+        for kind, call in self.CALLS.items():
+            for depth in (4, 8, 12):
+                with self.subTest(kind=kind, depth=depth):
+                    del calls[:]
+                    with self.assertRaises(TypeError):
+                        call(Reentrant(depth))
+                    self.assertLessEqual(len(calls), depth + 4)
+
+
+class Errors(unittest.TestCase):
+    """A dlpackpp::Error thrown by a bound function reaches Python as set_python_error's class
+    with its message (the casters' header registers the translation)."""
+
+    def test_classes_and_messages(self):
+        with self.assertRaisesRegex(TypeError, r"^dlpackpp: dtype is float64, required float32"):
+            m.require_float32(m.make(3))
+        with self.assertRaisesRegex(TypeError, r"^dlpackpp: ndim is 1, required 2"):
+            m.require_rank(m.make(3), 2)
+        with self.assertRaisesRegex(BufferError, r"^dlpackpp: .*read"):
+            m.require_writable(m.make_read_only(3))
+        with self.assertRaisesRegex(ValueError, r"^dlpackpp: .*nowhere"):
+            m.parse_device(m.make(1), "nowhere")
+
+
+class Refusals(unittest.TestCase):
+    """explain_refusal: why an object would not fit a parameter ("" when it fits)."""
+
+    def test_what_each_parameter_says(self):
+        self.assertEqual(m.why_view(m.make(3)), "")
+        self.assertEqual(m.why_total(m.make(3)), "")
+        self.assertEqual(m.why_total(m.make_read_only(3)), "")
+        self.assertEqual(m.why_owned(m.make(3)), "")
+        self.assertEqual(m.why_scale(m.make(4)), "float32[*, *] writable: got float64[4]")
+        self.assertEqual(m.why_total(m.make_legacy(2)), "")
+        self.assertEqual(m.why_view(1.5), "tensor: float is not a DLPack object")
+        self.assertEqual(m.why_scale(object()),
+                         "float32[*, *] writable: object is not a DLPack object")
+        self.assertRegex(m.why_owned(Raising(BufferError("no export"))),
+                         r"^tensor: Raising.__dlpack__ raised BufferError: no export")
+        self.assertEqual(m.released(), m.released())  # nothing imported is kept
+
+    @unittest.skipIf(np is None, "NumPy is not importable")
+    def test_numpy(self):
+        a = np.ones((4, 4))
+        self.assertEqual(m.why_scale(a), "float32[*, *] writable: got float64[4, 4]")
+        self.assertEqual(m.why_scale(np.ones((4, 4), np.float32)), "")
+        self.assertEqual(m.why_scale(np.ones(4, np.float32)), "float32[*, *] writable: got float32[4]")
+        if NUMPY2:
+            b = np.ones((4, 4), np.float32)
+            b.flags.writeable = False
+            self.assertEqual(m.why_scale(b), "float32[*, *] writable: got float32[4, 4] read-only")
+
+
 @unittest.skipIf(np is None, "NumPy is not importable")
 class NumPy(unittest.TestCase):
     def test_view_is_zero_copy(self):
@@ -226,6 +397,14 @@ class NumPy(unittest.TestCase):
             m.fill_(a, 1.0)
         self.assertEqual(m.total(a), 6.0)
         self.assertTrue(m.describe(a).endswith("read_only"))
+
+    def test_overlapping_writes_are_refused(self):
+        a = np.lib.stride_tricks.as_strided(np.ones(3, np.float32), (4, 3), (0, 4))
+        with self.assertRaisesRegex(TypeError, "incompatible function arguments"):
+            m.scale_(a, 2.0)
+        self.assertEqual(a.tolist(), [[1.0, 1.0, 1.0]] * 4)
+        self.assertEqual(m.rank(a), "2-d")
+        self.assertIn("elements overlap", m.why_scale(a))
 
     def test_refcounts_are_balanced(self):
         a = np.arange(8, dtype=np.float64)
@@ -287,6 +466,41 @@ class Torch(unittest.TestCase):
             m.rank(t)
         gc.collect()
         self.assertEqual(sys.getrefcount(t), refs)
+
+    def test_requires_grad_is_refused_where_it_could_be_written(self):
+        # Writing into a tensor that requires grad would bypass autograd: torch's own
+        # __dlpack__ refuses it (RuntimeError: PyTorch 1.x has no exchange table, so every
+        # parameter meets that); through the exchange table, owning and writable parameters
+        # decline it and read-only ones take it.
+        t = torch.arange(3, dtype=torch.float64, requires_grad=True)
+        if TORCH_TABLE:
+            self.assertEqual(m.describe(t), "float64[3] strides [1] cpu read_only")
+            self.assertEqual(m.total(t), 3.0)
+            self.assertEqual(m.access(t), "read-only")
+            for call in (lambda: m.fill_(t, 5.0), lambda: m.owned(t)):
+                with self.assertRaisesRegex(TypeError, "incompatible function arguments"):
+                    call()
+            self.assertIn("requires grad", m.why_owned(t))
+            self.assertIn("requires grad", m.why_scale(t.float().reshape(3, 1)))
+        else:
+            for call in (lambda: m.describe(t), lambda: m.fill_(t, 5.0), lambda: m.owned(t)):
+                with self.assertRaisesRegex(RuntimeError, "require"):
+                    call()
+        self.assertEqual(t.tolist(), [0.0, 1.0, 2.0])
+        self.assertEqual(m.fill_(t.detach(), 5.0), None)
+        self.assertEqual(t.tolist(), [5.0, 5.0, 5.0])
+
+    def test_overlapping_writes_are_refused(self):
+        # expand() makes a stride of 0: every element of a column is one address, so writing
+        # each would write one number four times. A mutable accessor declines it (as
+        # PyTorch's in-place operations refuse it); reading is fine.
+        t = torch.ones(1, 3).expand(4, 3)
+        with self.assertRaisesRegex(TypeError, "incompatible function arguments"):
+            m.scale_(t, 2.0)
+        self.assertEqual(t.tolist(), [[1.0, 1.0, 1.0]] * 4)
+        self.assertEqual(m.rank(t), "2-d")
+        self.assertRegex(m.why_scale(t), r"^float32\[\*, \*\] writable: got float32\[4, 3\] "
+                                         r"\(strides\[0\] is 0 over extent 4: elements overlap")
 
     def test_result_goes_back_to_torch(self):
         before = m.released()

@@ -213,6 +213,15 @@ class TensorType(unittest.TestCase):
                 t.__dlpack__(dl_device=bad)
         with self.assertRaisesRegex(BufferError, "cannot be moved"):
             t.__dlpack__(dl_device=(2, 0))
+        # Ints of any size are ints (they once raised OverflowError): a huge max_version asks
+        # for the newest kind, a huge dl_device is another device.
+        versioned = '"dltensor"' if LEGACY_HEADER else '"dltensor_versioned"'
+        self.assertIn(versioned, repr(t.__dlpack__(max_version=(2**70, 0))))
+        self.assertIn(versioned, repr(t.__dlpack__(max_version=(1, 2**70))))
+        self.assertIn('"dltensor"', repr(t.__dlpack__(max_version=(-2**70, 0))))
+        for device in ((2**70, 0), (1, 2**70), (-2**70, 0)):
+            with self.assertRaisesRegex(BufferError, "cannot be moved"):
+                t.__dlpack__(dl_device=device)
         # copy: None or a bool.
         for copy in (0, 1, "yes", object()):
             with self.assertRaisesRegex(TypeError, "copy must be a bool or None"):
@@ -265,6 +274,78 @@ class TensorType(unittest.TestCase):
             self.assertEqual(d.ran(), 1)
             del t
             self.assertEqual(d.ran(), 2)
+
+
+class HostileProducers(unittest.TestCase):
+    """Producers whose __dlpack__ fights back: each case once cost memory safety or time."""
+
+    def test_state_deleted_during_an_import(self):
+        # Under the limited API the per-interpreter state lives in builtins.__dict__, where
+        # Python code can delete it; the import holds it until it returns (the retry after
+        # the TypeError once read freed memory: ASan heap-use-after-free). Elsewhere there is
+        # no such entry and the producer deletes nothing.
+        import builtins
+
+        class Evil:
+            def __dlpack__(self, **kwargs):
+                for key in [k for k in vars(builtins) if k.startswith("__dlpackpp_internals_")]:
+                    del vars(builtins)[key]
+                raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
+
+        for _ in range(2):
+            with self.assertRaises(TypeError):
+                m.import_tensor(Evil())
+        self.assertEqual(m.import_tensor(m.counted((2,)))["shape"], (2,))
+
+    def test_a_reentrant_producer_costs_linearly(self):
+        # Each level's __dlpack__ imports the next; the bottom raises a TypeError that is not
+        # about the keywords. Only a refusal of max_version is retried without it: a retry on
+        # any TypeError doubled the calls per level (2**13 - 1 here).
+        calls = []
+
+        class Reentrant:
+            def __init__(self, depth):
+                self.depth = depth
+
+            def __dlpack__(self, **kwargs):
+                calls.append(self.depth)
+                if self.depth:
+                    m.import_tensor(Reentrant(self.depth - 1))
+                raise TypeError("the bottom")
+
+        for only_reading in (False, True):
+            del calls[:]
+            with self.assertRaisesRegex(TypeError, "the bottom"):
+                m.import_tensor(Reentrant(12), only_reading=only_reading)
+            self.assertEqual(len(calls), 13)
+
+    def test_a_keyword_refusal_is_retried_once_per_type(self):
+        calls = []
+
+        class Old:
+            def __dlpack__(self, stream=None):  # a refused max_version never gets here
+                calls.append(stream)
+                return m.counted((3,)).__dlpack__()
+
+        for _ in range(3):
+            self.assertEqual(m.import_tensor(Old())["shape"], (3,))
+        self.assertEqual(len(calls), 3)
+
+    def test_an_interrupt_is_never_retried(self):
+        # A reader asks for the legacy capsule first; only a BufferError refusal is asked
+        # again with max_version.
+        calls = []
+
+        class Interrupting:
+            def __dlpack__(self, **kwargs):
+                calls.append(kwargs)
+                raise KeyboardInterrupt
+
+        for only_reading in (False, True):
+            del calls[:]
+            with self.assertRaises(KeyboardInterrupt):
+                m.import_tensor(Interrupting(), only_reading=only_reading)
+            self.assertEqual(len(calls), 1)
 
 
 class StrayExchangeAttributes(unittest.TestCase):

@@ -34,6 +34,20 @@ class MockFramework(unittest.TestCase):
         self.assertEqual(info["data"], FLOATS_0_TO_5)
         self.assertEqual(calls, {"borrow": 1})
 
+    def test_a_borrow_through_the_table_is_read_only(self):
+        # dltensor_from_py_object_no_sync fills a bare DLTensor: nothing says it may be
+        # written, so the view is READ_ONLY and typed writes refuse (they once wrote).
+        info, calls = stats_change(lambda: m.borrow(m.mock()))
+        self.assertTrue(info["read_only"])
+        self.assertEqual(calls, {"borrow": 1})
+        with self.assertRaisesRegex(BufferError, "read"):
+            m.borrow_write(m.mock(), 7.0)
+
+    def test_a_writable_borrow_imports_with_ownership(self):
+        # ImportOptions::writable: the table's owning entry, whose flags are known.
+        _, calls = stats_change(lambda: m.borrow_write(m.mock(), 7.0, True))
+        self.assertEqual(calls, {"from_object": 1})
+
     def test_current_stream(self):
         obj = m.mock()
         stream, calls = stats_change(lambda: m.current_stream(obj, 2, 0))

@@ -227,6 +227,28 @@ PyObject* write_first(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// borrow_write(obj, value, writable=False): writes element 0 (float32) through try_borrow,
+// with ImportOptions::writable as given: a view that may not be written must refuse.
+PyObject* borrow_write(PyObject*, PyObject* args) {
+  PyObject* obj = nullptr;
+  double value = 0;
+  int writable = 0;
+  if (PyArg_ParseTuple(args, "Od|p", &obj, &value, &writable) == 0) return nullptr;
+  py::ImportOptions options;
+  options.writable = writable != 0;
+  Result<void> done = py::try_borrow(
+      obj,
+      [value](const TensorView& v) -> Result<void> {
+        Result<float*> p = v.try_data<float>();
+        if (!p) return p.error();
+        **p = static_cast<float>(value);
+        return {};
+      },
+      options);
+  if (!done) return fail(done.error());
+  Py_RETURN_NONE;
+}
+
 // A C++ tensor of `shape` and `dtype` whose elements are 0, 1, 2, ... and whose owner ticks
 // g_deleters once.
 Result<py::ImportedTensor> make_counted(PyObject* shape_obj, const char* dtype_name,
@@ -554,6 +576,7 @@ PyMethodDef g_methods[] = {
     {"from_capsule", &from_capsule, METH_O, "try_from_capsule, described"},
     {"borrow", &borrow, METH_O, "try_borrow, described"},
     {"borrow_calling", &borrow_calling, METH_VARARGS, "try_borrow calling back into Python"},
+    {"borrow_write", &borrow_write, METH_VARARGS, "write element 0 through try_borrow"},
     {"reexport_with", &reexport_with, METH_VARARGS, "to_pyobject(from_dlpack(obj, options))"},
     {"last_deleter_thread", &last_deleter_thread, METH_NOARGS, "thread of the last deleter"},
     {"hold", &hold, METH_O, "import and keep in C++"},

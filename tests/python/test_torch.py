@@ -85,15 +85,23 @@ class Import(unittest.TestCase):
 
     def test_producer_refusals_come_back_unchanged(self):
         # stream=-1 (allowed for CPU) goes through __dlpack__, which refuses a tensor that
-        # requires grad; PyTorch's exchange table does not check that (it exports the data).
-        # PyTorch 1.x raises RuntimeError, 2.x BufferError.
+        # requires grad (PyTorch 1.x RuntimeError, 2.x BufferError).
         with self.assertRaisesRegex((RuntimeError, BufferError), "requires_grad|grad"):
             m.import_tensor(torch.zeros(2, requires_grad=True), stream=-1)
+
+    def test_requires_grad_is_refused_wherever_it_could_be_written(self):
+        # PyTorch's exchange table hands such a tensor over (it exports the data), so dlpackpp
+        # asks requires_grad itself: an owning import and a writable borrow refuse it by
+        # either route; a read-only borrow through the table takes it.
+        t = torch.zeros(2, requires_grad=True)
+        with self.assertRaisesRegex((RuntimeError, BufferError), "requires_grad|grad"):
+            m.import_tensor(t)
+        with self.assertRaisesRegex((RuntimeError, BufferError), "requires_grad|grad"):
+            m.borrow_write(t.float(), 1.0, True)
         if TORCH_EXCHANGE and m.has_exchange_api():
-            self.assertEqual(m.import_tensor(torch.zeros(2, requires_grad=True))["shape"], (2,))
-        else:
-            with self.assertRaisesRegex((RuntimeError, BufferError), "requires_grad|grad"):
-                m.import_tensor(torch.zeros(2, requires_grad=True))
+            self.assertTrue(m.borrow(t)["read_only"])
+        self.assertEqual(t.tolist(), [0.0, 0.0])
+        self.assertEqual(m.import_tensor(t.detach())["shape"], (2,))
 
 
 @unittest.skipUnless(TORCH_EXCHANGE, "this PyTorch has no __dlpack_c_exchange_api__ (before 2.x)")

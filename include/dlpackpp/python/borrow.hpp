@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// try_borrow: a view of any DLPack object for the length of one call, without ownership
-/// where the producer allows (a dlpackpp.Tensor in place, the exchange table's
-/// dltensor_from_py_object_no_sync), else through an owning import.
+/// try_borrow and try_borrow_view: a view of any DLPack object without copying it, through
+/// one engine with one writability rule: a dlpackpp.Tensor in place with its flags, the
+/// exchange table's dltensor_from_py_object_no_sync (READ_ONLY: it carries no flags) unless a
+/// writable view is asked for, else an owning import or `__dlpack__`'s capsule, consumed and
+/// kept until the view's user lets go.
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
@@ -12,6 +14,7 @@
 #include "dlpackpp/error.hpp"
 #include "dlpackpp/exchange_api.hpp"
 #include "dlpackpp/flags.hpp"
+#include "dlpackpp/python/capsule.hpp"
 #include "dlpackpp/python/errors.hpp"
 #include "dlpackpp/python/gil.hpp"
 #include "dlpackpp/python/import.hpp"
@@ -56,57 +59,118 @@ inline Result<void> own_tensor_fits(const ImportedTensor& own, const ValidateOpt
   return validate(own.get()->dl_tensor, with_flags);
 }
 
-/// The view a binding caster loads for one call, taking no ownership. Borrowed through the
-/// exchange table where `may_borrow` and the type offers the borrowing entry: the view keeps
-/// its own copy of the DLTensor and is READ_ONLY (the table carries no flags); `keeper` stays
-/// NULL. Otherwise read inside `obj.__dlpack__()`'s capsule, left unconsumed in `keeper` (a
-/// new reference that owns the tensor and releases it when it dies, so the view is valid
-/// while `keeper` lives), with the import route's call, fallback and validation;
-/// `only_reading` as ImportOptions::only_reading. `keeper` is NULL on failure.
-inline Result<TensorView> view_for_call(PyObject* obj, PyObject*& keeper, bool may_borrow,
-                                        bool only_reading) {
-  keeper = nullptr;
-  Result<Found> found = find_entry(obj);
-  if (DLPACKPP_UNLIKELY(!found)) return found.error();
-  TypeEntry& entry = *found->entry;
 #if DLPACKPP_HAS_EXCHANGE_API
-  const DLPackExchangeAPI* api = entry.api;
-  if (may_borrow && api != nullptr && api->dltensor_from_py_object_no_sync != nullptr) {
-    ValidateOptions read_only;
-    read_only.flags = flag::read_only;
-    DLTensor storage;  // the view keeps its own copy; shape and strides stay the producer's
-    Result<TensorView> view = ::dlpackpp::view_from_object(api, obj, storage, read_only);
-    if (DLPACKPP_UNLIKELY(!view))
-      return exchange_error(view.error(), obj, "dltensor_from_py_object_no_sync");
-    return view;
-  }
-#else
-  static_cast<void>(may_borrow);
+// Through the table's dltensor_from_py_object_no_sync: no allocation, no ownership. The bare
+// DLTensor it fills cannot say READ_ONLY, so the view is READ_ONLY. In place: the view reads
+// `storage`, which must outlive it; else it keeps its own copy.
+template <bool InPlace>
+DLPACKPP_FORCE_INLINE Result<TensorView> lend_borrowed(const DLPackExchangeAPI* api, PyObject* obj,
+                                                       DLTensor& storage,
+                                                       const ValidateOptions& options) {
+  Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, storage);
+  if (DLPACKPP_UNLIKELY(!borrowed))
+    return exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
+  ValidateOptions read_only = options;
+  read_only.flags |= flag::read_only;
+  if constexpr (InPlace) return ::dlpackpp::detail::view_in_place(storage, read_only);
+  return TensorView::try_from(storage, read_only);
+}
+
+// Through the table's owning entry (flags known), handed to a new capsule in `keeper`.
+inline Result<TensorView> lend_owned(Internals& in, const TypeEntry& entry, PyObject* obj,
+                                     PyObject*& keeper, const ImportOptions& options) {
+  Result<ImportedTensor> owned = import_exchange(in, entry, obj, options);
+  if (DLPACKPP_UNLIKELY(!owned)) return owned.error();
+  const TensorView view = owned->view();  // reads the managed struct, which the capsule keeps
+  keeper = to_capsule(std::move(*owned));
+  if (DLPACKPP_UNLIKELY(keeper == nullptr)) return take_python_error("PyCapsule_New");
+  return view;
+}
 #endif
-  ImportOptions options;
-  options.only_reading = only_reading;
+
+// Through obj.__dlpack__(): the capsule leased into `keeper` (see lease_view), with the import
+// route's call, fallback and validation, and what the legacy protocol could not promise checked.
+inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, PyObject* obj,
+                                       PyObject*& keeper, const ImportOptions& options) {
   bool legacy = entry.legacy;
   const ScopedRef held(cached_dlpack(entry, obj));  // __dlpack__ may evict the entry
-  PyObject* capsule = capsule_to_read(*found->in, obj, held.get(), legacy, options);
+  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
-  Result<TensorView> view =
-      view_in_capsule(capsule, options.validate, legacy_flags_of(options), legacy);
+  Result<TensorView> view = lease_view(capsule, options.validate, legacy_flags_of(options), legacy);
+  if (DLPACKPP_UNLIKELY(view && legacy && (options.copy || options.dl_device))) {
+    Result<void> kept = check_legacy_result(view->device(), obj, options);
+    if (!kept) view = kept.error();
+  }
   if (DLPACKPP_UNLIKELY(!view)) {
-    Py_DECREF(capsule);  // unconsumed: its destructor releases the tensor
+    Py_DECREF(capsule);  // leased or not, its destructor releases the tensor
     return view.error();
   }
   keeper = capsule;
   return view;
 }
+
+// The borrow engine, the one route and writability rule for try_borrow, try_borrow_view and
+// the binding casters. A dlpackpp.Tensor of this state is read in place with its flags.
+// Where the type's exchange table can serve the request, a reader borrows through
+// dltensor_from_py_object_no_sync (READ_ONLY: the table carries no flags), and a writer
+// (ImportOptions::writable) or a table without that entry imports with ownership. Otherwise
+// __dlpack__'s capsule is leased. `keeper` receives a new reference (or NULL) that keeps the
+// view's tensor alive; the view also needs `obj` alive.
+template <bool InPlace>
+DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTensor& storage,
+                                              PyObject*& keeper, const ImportOptions& options) {
+  keeper = nullptr;
+  if (const ImportedTensor* own = own_tensor_of(in, obj)) {
+    Result<void> fits = own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return own->view();
+  }
+  const TypeEntry* entry = type_entry_of(in, obj);
+  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
+#if DLPACKPP_HAS_EXCHANGE_API
+  const DLPackExchangeAPI* api = entry->api;
+  if (api != nullptr && exchange_can_serve(options)) {
+    if (!options.writable && api->dltensor_from_py_object_no_sync != nullptr)
+      return lend_borrowed<InPlace>(api, obj, storage, options.validate);
+    return lend_owned(in, *entry, obj, keeper, options);
+  }
+#else
+  static_cast<void>(storage);
+#endif
+  return lend_capsule(in, *entry, obj, keeper, options);
+}
 }  // namespace detail
+
+/// A view of `obj`'s tensor without copying it, for a caller that cannot scope its use in a
+/// callback (a binding library's argument caster): the one borrow engine behind try_borrow,
+/// with the same route and the same writability rule (see try_borrow). `keeper` receives a
+/// new reference, or NULL, to hold while the view is used and then release (the GIL held):
+/// the view is valid while both `keeper` and `obj` live, and nothing else can take the tensor
+/// meanwhile. A view through the exchange table keeps its own copy of the borrowed DLTensor.
+inline Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
+                                          const ImportOptions& options = {}) {
+  keeper = nullptr;
+  if (DLPACKPP_UNLIKELY(obj == nullptr))
+    return detail::make_error(Errc::null_pointer, "object is NULL");
+  detail::Internals* in = detail::internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr))
+    return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::StateHold hold(*in);
+  DLTensor unused;  // a view through the table copies what it borrows
+  return detail::lend<false>(*in, obj, unused, keeper, options);
+}
 
 /// Calls `f(const TensorView&)` on `obj`'s tensor and returns its result (a `Result<X>` that
 /// `f` returns is passed through, `void` gives `Result<void>`). A dlpackpp.Tensor is read in
-/// place; a type offering `dltensor_from_py_object_no_sync` is read through it (no
-/// allocation, no ownership); anything else through try_from_dlpack. The view is valid only
-/// inside `f`; `obj` is kept alive until `f` returns, whatever `f` does with it (exports of a
-/// dlpackpp.Tensor share its tensor, so exporting it inside `f` is safe too).
+/// place, with its flags. Where the type's exchange table can serve the request it is read
+/// through `dltensor_from_py_object_no_sync` (no allocation, no ownership), and that view is
+/// READ_ONLY: the table carries no flags. `options.writable` asks for a view that may be
+/// written where the producer allows: the tensor is then imported with ownership (the table's
+/// owning entry), whose flags are known. Anything else goes through `__dlpack__`, whose
+/// capsule is consumed for the call. The view is valid only inside `f`; `obj` is kept alive
+/// until `f` returns, whatever `f` does with it (exports of a dlpackpp.Tensor share its
+/// tensor, so exporting it inside `f` is safe too).
 template <class F>
 DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f,
                                                             const ImportOptions& options = {}) {
@@ -115,32 +179,14 @@ DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f
   detail::Internals* in = detail::internals();
   if (DLPACKPP_UNLIKELY(in == nullptr))
     return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::StateHold hold(*in);
   const detail::ScopedRef keep_alive(obj);
-  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {
-    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return detail::call_with_view(f, own->view());
-  }
-  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr))
-    return detail::take_python_error("dlpackpp's type cache");
-#if DLPACKPP_HAS_EXCHANGE_API
-  const DLPackExchangeAPI* api = entry->api;
-  if (api != nullptr && api->dltensor_from_py_object_no_sync != nullptr &&
-      detail::exchange_can_serve(options)) {
-    DLTensor storage;  // outlives the view, which reads it in place
-    Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, storage);
-    if (DLPACKPP_UNLIKELY(!borrowed)) {
-      return detail::exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
-    }
-    Result<TensorView> view = ::dlpackpp::detail::view_in_place(storage, options.validate);
-    if (DLPACKPP_UNLIKELY(!view)) return view.error();
-    return detail::call_with_view(f, *view);
-  }
-#endif
-  Result<ImportedTensor> owned = detail::import_object(*in, *entry, obj, options);
-  if (!owned) return owned.error();
-  return detail::call_with_view(f, owned->view());
+  DLTensor storage;  // outlives the view, which reads it in place where the table lends it
+  PyObject* keeper = nullptr;
+  Result<TensorView> view = detail::lend<true>(*in, obj, storage, keeper, options);
+  if (DLPACKPP_UNLIKELY(!view)) return view.error();
+  const detail::StolenRef lease(keeper);
+  return detail::call_with_view(f, *view);
 }
 
 /// As try_borrow, throwing the Error.

@@ -181,27 +181,63 @@ inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOp
   return capsule_name_error(capsule);
 }
 
+// The destructor of a capsule leased (see lease_view): the capsule was renamed "used_...",
+// so it releases the tensor itself, once, keeping any exception in flight intact.
+template <class M>
+void leased_capsule_destructor(PyObject* capsule) {
+  PreserveError keep;
+  auto* managed = static_cast<M*>(PyCapsule_GetPointer(capsule, capsule_names<M>::used));
+  if (managed == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  ::dlpackpp::detail::release_to_producer(managed);
+}
+
+// Consumes a fresh capsule of kind M without taking the tensor out of it: renamed "used_...",
+// no other consumer can take it, and the producer's destructor, which does nothing for a used
+// capsule, is replaced by one that releases the tensor when the capsule dies. False with a
+// Python exception set where the capsule refuses (it then stays unconsumed).
+template <class M>
+bool lease(PyObject* capsule) noexcept {
+  PyCapsule_Destructor producers = PyCapsule_GetDestructor(capsule);
+  if (PyCapsule_SetDestructor(capsule, &leased_capsule_destructor<M>) != 0) return false;
+  if (PyCapsule_SetName(capsule, capsule_names<M>::used) == 0) return true;
+  PyCapsule_SetDestructor(capsule, producers);
+  return false;
+}
+
+template <class M>
+Result<TensorView> view_and_lease(PyObject* capsule, DLTensor& tensor,
+                                  const ValidateOptions& options) {
+  Result<TensorView> view = ::dlpackpp::detail::view_in_place(tensor, options);
+  if (DLPACKPP_UNLIKELY(view && !lease<M>(capsule))) return take_python_error("PyCapsule_SetName");
+  return view;
+}
+
 // A view of the tensor in a fresh capsule, validated as adoption validates it (version, flags,
-// the catalogue) but taking no ownership: the capsule stays unconsumed, so it owns the tensor
-// and its destructor releases it. The view reads the struct in place and is valid while the
-// capsule lives. `legacy_flags` and `expect_legacy` as for import_capsule.
-inline Result<TensorView> view_in_capsule(PyObject* capsule, const ValidateOptions& options,
-                                          std::uint64_t legacy_flags, bool expect_legacy) {
+// the catalogue), and the capsule leased: consumed (no other consumer can take the tensor) but
+// still owning it, so the view (which reads the struct in place) is valid while the capsule
+// lives, and the capsule's death releases the tensor. No handle and no versioned wrapper. A
+// capsule that fails stays unconsumed. `legacy_flags` and `expect_legacy` as for
+// import_capsule.
+inline Result<TensorView> lease_view(PyObject* capsule, const ValidateOptions& options,
+                                     std::uint64_t legacy_flags, bool expect_legacy) {
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
   ValidateOptions with_flags = options;
 #if DLPACKPP_HAS_VERSIONED
-  if (const DLManagedTensorVersioned* versioned = found.versioned) {
+  if (DLManagedTensorVersioned* versioned = found.versioned) {
     if (DLPACKPP_UNLIKELY(versioned->version.major != DLPACKPP_DLPACK_MAJOR)) {
       return ::dlpackpp::detail::version_mismatch_error("version.major", versioned->version.major,
                                                         versioned->version.minor);
     }
     with_flags.flags = versioned->flags;
-    return ::dlpackpp::detail::view_in_place(versioned->dl_tensor, with_flags);
+    return view_and_lease<DLManagedTensorVersioned>(capsule, versioned->dl_tensor, with_flags);
   }
 #endif
   with_flags.flags = legacy_flags;
   if (found.legacy != nullptr)
-    return ::dlpackpp::detail::view_in_place(found.legacy->dl_tensor, with_flags);
+    return view_and_lease<DLManagedTensor>(capsule, found.legacy->dl_tensor, with_flags);
   return capsule_name_error(capsule);
 }
 }  // namespace detail

@@ -203,6 +203,21 @@ inline void set_python_error(const Error& error) noexcept {
   PyErr_SetString(detail::exception_type_for(error.code()), error.what());
 }
 
+/// Whether `error` means "this object does not fit what was asked": dlpackpp's own checks
+/// (dtype, rank, device, flags, version, a used capsule, ...), or a producer's exception that
+/// says so, `BufferError` (the array API's "cannot be exported") or `AttributeError` (no
+/// `__dlpack__`). False for anything else a producer raised (`KeyboardInterrupt`,
+/// `SystemExit`, `MemoryError`, its own `TypeError`...): a caller that would try something
+/// else instead should re-raise that (set_python_error does, unchanged). The binding casters
+/// decline only what fits this.
+inline bool does_not_fit(const Error& error) noexcept {
+  const detail::PyErrorStash& stash = detail::error_stash();
+  if (!stash.error || stash.raised.empty() || stash.error->what() != error.what()) return true;
+  PyObject* raised = stash.raised.value();
+  return PyErr_GivenExceptionMatches(raised, PyExc_BufferError) != 0 ||
+         PyErr_GivenExceptionMatches(raised, PyExc_AttributeError) != 0;
+}
+
 namespace detail {
 
 /// Sets the Python exception for whatever a C++ call threw: the caller then returns NULL.

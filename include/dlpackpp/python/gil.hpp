@@ -190,6 +190,19 @@ class ScopedRef {
  private:
   PyObject* obj_;
 };
+
+/// Releases a reference it was handed (a new one, or NULL) when it goes out of scope.
+class StolenRef {
+ public:
+  /// Takes over `obj`'s reference (NULL allowed).
+  explicit StolenRef(PyObject* obj) noexcept : obj_(obj) {}
+  StolenRef(const StolenRef&) = delete;
+  StolenRef& operator=(const StolenRef&) = delete;
+  ~StolenRef() { Py_XDECREF(obj_); }
+
+ private:
+  PyObject* obj_;
+};
 }  // namespace detail
 
 }  // namespace python

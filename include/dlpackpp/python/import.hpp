@@ -51,6 +51,12 @@ struct ImportOptions {
   /// array). A tensor that came as legacy is then imported READ_ONLY: nothing says it may be
   /// written. Ignored where `copy` or `dl_device` is set (the legacy protocol cannot say).
   bool only_reading = false;
+  /// For borrowing (try_borrow, try_borrow_view, the binding casters): true asks for a view
+  /// that may be written where the producer allows it. The exchange table's borrowing entry
+  /// fills a bare DLTensor, which cannot say READ_ONLY, so its view is READ_ONLY unless this is
+  /// set; with it set the tensor is imported with ownership instead (the table's owning entry
+  /// or `__dlpack__`), whose flags say whether it may be written. try_from_dlpack ignores it.
+  bool writable = false;
 };
 
 namespace detail {
@@ -73,9 +79,29 @@ DLPACKPP_COLD inline Error exchange_error(const Error& error, PyObject* obj, con
   return take_python_error(context);
 }
 
+// PyTorch's own __dlpack__ refuses a tensor that requires grad ("use tensor.detach()"): writing
+// it would bypass autograd. Its exchange table does not refuse, so an owning import through the
+// table (which may write) asks the object as __dlpack__ would have: the route does not change
+// the answer. Only types whose entry has `grad` (a table and a requires_grad attribute).
+DLPACKPP_COLD inline Result<void> refuse_grad(Internals& in, PyObject* obj) {
+  PyObject* attr = PyObject_GetAttr(obj, in.str_requires_grad);
+  const int requires = attr != nullptr ? PyObject_IsTrue(attr) : -1;
+  Py_XDECREF(attr);
+  if (requires < 0) return take_python_error(type_name_of(obj) + ".requires_grad");
+  if (requires == 0) return {};
+  return make_error(Errc::read_only, "the ", type_name_of(obj),
+                    " requires grad: writing it would bypass autograd, so it is not handed "
+                    "over where it could be written; pass tensor.detach()");
+}
+
 #if DLPACKPP_HAS_EXCHANGE_API
-inline Result<ImportedTensor> import_exchange(const DLPackExchangeAPI* api, PyObject* obj,
+inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& entry, PyObject* obj,
                                               const ImportOptions& options) {
+  const DLPackExchangeAPI* api = entry.api;
+  if (DLPACKPP_UNLIKELY(entry.grad)) {
+    Result<void> refused = refuse_grad(in, obj);  // runs Python: `entry` is not read after it
+    if (!refused) return refused.error();
+  }
   Result<ManagedTensor> r = ::dlpackpp::managed_from_object(api, obj, options.validate);
   if (DLPACKPP_UNLIKELY(!r))
     return exchange_error(r.error(), obj, "managed_tensor_from_py_object_no_sync");
@@ -160,12 +186,34 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   return result;
 }
 
+// Whether the pending TypeError is about the keywords: it names one of those in `mask`, or
+// keyword arguments at all ("got an unexpected keyword argument 'max_version'", "takes no
+// keyword arguments"). Only that is a refusal of the newer protocol. Any other TypeError (a
+// re-entrant producer's own failure) is not retried, or each level of a producer that calls
+// back into the importer would double the calls.
+DLPACKPP_COLD inline bool refuses_keyword(Internals& in, unsigned mask) {
+  RaisedError pending;
+  pending.fetch();
+  PyObject* text = pending.value() != nullptr ? PyObject_Str(pending.value()) : nullptr;
+  PyObject* keyword = PyUnicode_FromString("keyword argument");
+  bool named = text != nullptr && keyword != nullptr && PyUnicode_Contains(text, keyword) == 1;
+  Py_XDECREF(keyword);
+  for (unsigned bit = 0; text != nullptr && !named && bit < 4; ++bit) {
+    if ((mask & (1u << bit)) != 0) named = PyUnicode_Contains(text, in.keyword_names[bit]) == 1;
+  }
+  Py_XDECREF(text);
+  PyErr_Clear();
+  pending.restore();
+  return named;
+}
+
 // The capsule of obj.__dlpack__: with max_version (and dl_device, copy) unless the type is
-// known to speak only the legacy protocol. An older producer rejects max_version with
-// TypeError: the call is retried without the new keywords. Unless the retry fails with
-// TypeError too (then the first TypeError meant something else and is the one reported), the
-// type speaks the legacy protocol: `legacy` turns true and is remembered for the type, and a
-// refusal of the retry (e.g. NumPy 1.x's BufferError for a read-only array) is reported.
+// known to speak only the legacy protocol. An older producer rejects max_version with a
+// TypeError naming it: the call is retried without the new keywords. Unless the retry fails
+// with TypeError too (then the first TypeError meant something else and is the one
+// reported), the type speaks the legacy protocol: `legacy` turns true and is remembered for
+// the type, and a refusal of the retry (e.g. NumPy 1.x's BufferError for a read-only array)
+// is reported.
 inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
                                 const ImportOptions& options) {
 #if !DLPACKPP_HAS_VERSIONED
@@ -180,7 +228,7 @@ inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, 
   }
   PyObject* capsule = call_dlpack(in, obj, method, mask, options);
   if (DLPACKPP_LIKELY(capsule != nullptr) || legacy ||
-      PyErr_ExceptionMatches(PyExc_TypeError) == 0) {
+      PyErr_ExceptionMatches(PyExc_TypeError) == 0 || !refuses_keyword(in, mask & ~legacy_mask)) {
     return capsule;
   }
   RaisedError first;
@@ -199,7 +247,8 @@ inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, 
 
 // dlpack_capsule(), asking for the legacy capsule first where the caller only reads (see
 // ImportOptions::only_reading) and the type is not known to be legacy already: `legacy` says
-// which kind was asked for last.
+// which kind was asked for last. Only a BufferError (NumPy 2 for a read-only array) is asked
+// again; anything else the producer raised is the answer.
 inline PyObject* capsule_to_read(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
                                  const ImportOptions& options) {
   if (options.only_reading && !legacy && !options.copy && !options.dl_device) {
@@ -208,6 +257,7 @@ inline PyObject* capsule_to_read(Internals& in, PyObject* obj, PyObject* method,
       legacy = true;
       return capsule;
     }
+    if (PyErr_ExceptionMatches(PyExc_BufferError) == 0) return nullptr;
     PyErr_Clear();  // refused: asked again with max_version
   }
   return dlpack_capsule(in, obj, method, legacy, options);
@@ -223,24 +273,21 @@ inline std::uint64_t legacy_flags_of(const ImportOptions& options) noexcept {
              : 0u;
 }
 
-// It knows neither dl_device nor copy: the request is checked against what came.
-DLPACKPP_COLD inline Result<ImportedTensor> check_legacy_result(ImportedTensor&& tensor,
-                                                                PyObject* obj,
-                                                                const ImportOptions& options) {
+// It knows neither dl_device nor copy: the request is checked against what came (a tensor on
+// `got`). The caller releases the tensor where this fails.
+DLPACKPP_COLD inline Result<void> check_legacy_result(Device got, PyObject* obj,
+                                                      const ImportOptions& options) {
   if (options.copy && *options.copy) {
-    tensor.reset();
     return make_error(Errc::version_mismatch, type_name_of(obj),
                       ".__dlpack__ speaks only the legacy protocol (it rejected max_version), "
                       "which cannot promise the copy=True that was asked for");
   }
-  if (options.dl_device && tensor.device() != *options.dl_device) {
-    const Device got = tensor.device();
-    tensor.reset();
+  if (options.dl_device && got != *options.dl_device) {
     return make_error(Errc::device_mismatch, type_name_of(obj), ".__dlpack__ gave a tensor on ",
                       got.to_string(), ", dl_device asked for ", options.dl_device->to_string(),
                       " and the legacy protocol cannot move it");
   }
-  return std::move(tensor);
+  return {};
 }
 
 // Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
@@ -253,8 +300,10 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   Result<ImportedTensor> r =
       import_capsule(capsule, options.validate, legacy_flags_of(options), legacy);
   Py_DECREF(capsule);  // renamed when consumed, so its destructor does nothing
-  if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device)))
-    return check_legacy_result(std::move(*r), obj, options);
+  if (DLPACKPP_UNLIKELY(r && legacy && (options.copy || options.dl_device))) {
+    Result<void> kept = check_legacy_result(r->device(), obj, options);
+    if (!kept) return kept.error();  // `r` releases the tensor
+  }
   return r;
 }
 
@@ -264,7 +313,7 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
                                             const ImportOptions& options) {
 #if DLPACKPP_HAS_EXCHANGE_API
   if (entry.api != nullptr && exchange_can_serve(options))
-    return import_exchange(entry.api, obj, options);
+    return import_exchange(in, entry, obj, options);
 #endif
   return import_dlpack(in, obj, entry.legacy, cached_dlpack(entry, obj), options);
 }
@@ -279,12 +328,12 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
 /// type). A Python exception from the producer comes back as an Error that
 /// set_python_error() re-raises unchanged.
 inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
-  // find_entry()'s steps, spelled out: on this hot path a Result<Found> costs ~28 instructions.
   if (DLPACKPP_UNLIKELY(obj == nullptr))
     return detail::make_error(Errc::null_pointer, "object is NULL");
   detail::Internals* in = detail::internals();
   if (DLPACKPP_UNLIKELY(in == nullptr))
     return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::StateHold hold(*in);
   detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
   if (DLPACKPP_UNLIKELY(entry == nullptr))
     return detail::take_python_error("dlpackpp's type cache");
@@ -303,9 +352,12 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
   if (obj == nullptr) return detail::make_error(Errc::null_pointer, "object is NULL");
   if (device == Device::cpu()) return static_cast<void*>(nullptr);
 #if DLPACKPP_HAS_EXCHANGE_API
-  Result<detail::Found> found = detail::find_entry(obj);
-  if (!found) return found.error();
-  if (const auto* api = found->entry->api) {
+  detail::Internals* in = detail::internals();
+  if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
+  const detail::StateHold hold(*in);
+  const detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
+  if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
+  if (const auto* api = entry->api) {
     Result<void*> stream = ::dlpackpp::current_stream(api, device);
     if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
     return stream;

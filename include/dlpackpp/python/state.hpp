@@ -31,6 +31,7 @@ struct TypeEntry {
   bool legacy = false;               ///< __dlpack__ rejected max_version with TypeError
   PyObject* dlpack = nullptr;        ///< the type's own __dlpack__ (strong), see cached_dlpack
   unsigned int version_tag = 0;      ///< the type's tp_version_tag when `dlpack` was read
+  bool grad = false;                 ///< a table's type with `requires_grad` (see import.hpp)
 };
 
 /// Keyword slots of __dlpack__, as bits of a mask (the order of Internals::keyword_names).
@@ -39,9 +40,11 @@ enum Keyword : unsigned { kw_max_version = 1, kw_stream = 2, kw_dl_device = 4, k
 /// One per interpreter (see the file comment).
 struct Internals {
   static constexpr int type_slots = 16;
+  PyObject* capsule = nullptr;  ///< the dict entry that owns this block (borrowed)
   PyObject* tensor_type = nullptr;
   PyObject* str_dlpack = nullptr;
   PyObject* str_exchange = nullptr;
+  PyObject* str_requires_grad = nullptr;
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
   PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask, made on first use
@@ -72,6 +75,7 @@ inline void destroy_internals(PyObject* capsule) {
   Py_XDECREF(in->tensor_type);
   Py_XDECREF(in->str_dlpack);
   Py_XDECREF(in->str_exchange);
+  Py_XDECREF(in->str_requires_grad);
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
@@ -85,7 +89,7 @@ inline void destroy_internals(PyObject* capsule) {
 #define DLPACKPP_PY_STR2(x) #x
 #define DLPACKPP_PY_STR(x) DLPACKPP_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_2__";
+    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_3__";
 #undef DLPACKPP_PY_STR
 #undef DLPACKPP_PY_STR2
 
@@ -108,8 +112,10 @@ DLPACKPP_COLD inline Internals* make_internals() {
     return nullptr;
   }
   static const char* const names[4] = {"max_version", "stream", "dl_device", "copy"};
-  bool ok = (in->str_dlpack = PyUnicode_InternFromString("__dlpack__")) != nullptr &&
-            (in->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__")) != nullptr;
+  bool ok =
+      (in->str_dlpack = PyUnicode_InternFromString("__dlpack__")) != nullptr &&
+      (in->str_exchange = PyUnicode_InternFromString("__dlpack_c_exchange_api__")) != nullptr &&
+      (in->str_requires_grad = PyUnicode_InternFromString("requires_grad")) != nullptr;
   for (int i = 0; ok && i < 4; ++i)
     ok = (in->keyword_names[i] = PyUnicode_InternFromString(names[i])) != nullptr;
 #if DLPACKPP_HAS_VERSIONED
@@ -154,6 +160,7 @@ DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
   if (found != nullptr) {
     in = static_cast<Internals*>(PyCapsule_GetPointer(found, nullptr));
     if (in == nullptr) return nullptr;
+    in->capsule = found;
   } else {
     in = make_internals();
     if (in == nullptr) return nullptr;
@@ -162,6 +169,7 @@ DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
       delete in;
       return nullptr;
     }
+    in->capsule = capsule;
     const int rc = PyDict_SetItemString(dict, internals_key, capsule);
     Py_DECREF(capsule);  // the dict owns it now (or it died and freed `in`)
     if (rc != 0) return nullptr;
@@ -186,6 +194,27 @@ inline Internals* internals() {
   Internals* cached = internals_if_cached();
   return cached != nullptr ? cached : internals_slow(current_interpreter());
 }
+
+/// Keeps `in` alive while an entry point uses it across calls into Python. Under the limited
+/// API the state lives in builtins.__dict__, where Python code (a producer's __dlpack__) can
+/// delete it, so a strong reference to its capsule is held; the interpreter's own dict is
+/// out of Python's reach, so elsewhere this is nothing.
+class StateHold {
+ public:
+#ifdef Py_LIMITED_API
+  explicit StateHold(const Internals& in) noexcept : capsule_(in.capsule) { Py_XINCREF(capsule_); }
+  ~StateHold() { Py_XDECREF(capsule_); }
+#else
+  explicit StateHold(const Internals&) noexcept {}
+#endif
+  StateHold(const StateHold&) = delete;
+  StateHold& operator=(const StateHold&) = delete;
+
+#ifdef Py_LIMITED_API
+ private:
+  PyObject* capsule_;
+#endif
+};
 
 }  // namespace detail
 }  // namespace python

@@ -18,6 +18,7 @@
 #include "dlpackpp/python/state.hpp"
 #include "dlpackpp/python/tensor_object.hpp"
 
+#include <climits>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -80,6 +81,14 @@ inline bool is_plain_int(PyObject* value) noexcept {
   return PyLong_Check(value) && !PyBool_Check(value);
 }
 
+// An int as a long, one too big for it saturated (LONG_MIN, LONG_MAX): an int of any size is a
+// valid version or device number, just not one this tensor has.
+inline long saturated_long(PyObject* value) noexcept {
+  int overflow = 0;
+  const long out = PyLong_AsLongAndOverflow(value, &overflow);
+  return overflow > 0 ? LONG_MAX : overflow < 0 ? LONG_MIN : out;
+}
+
 // `value` as a (int, int) tuple, TypeError otherwise.
 inline bool parse_pair(PyObject* value, const char* what, long& first, long& second) {
   if (!PyTuple_Check(value) || PyTuple_Size(value) != 2 ||
@@ -88,9 +97,9 @@ inline bool parse_pair(PyObject* value, const char* what, long& first, long& sec
                  "dlpackpp.Tensor.__dlpack__: %s must be a tuple of two ints, not %R", what, value);
     return false;
   }
-  first = PyLong_AsLong(PyTuple_GetItem(value, 0));
-  second = first == -1 && PyErr_Occurred() ? -1 : PyLong_AsLong(PyTuple_GetItem(value, 1));
-  return PyErr_Occurred() == nullptr;
+  first = saturated_long(PyTuple_GetItem(value, 0));
+  second = saturated_long(PyTuple_GetItem(value, 1));
+  return true;
 }
 
 /// What a checked __dlpack__ call asks for.

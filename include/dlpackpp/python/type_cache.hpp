@@ -120,8 +120,19 @@ inline TypeEntry* cached_type(Internals& in, PyObject* type) noexcept {
   return nullptr;
 }
 
+// Whether a type with an exchange table has a `requires_grad` attribute (PyTorch's tensors):
+// its instances are then asked before an owning import through the table (see import.hpp).
+DLPACKPP_COLD inline bool lookup_grad(Internals& in, PyObject* type, const ExchangeApi* api) {
+  if (api == nullptr) return false;
+  PyObject* attr = PyObject_GetAttr(type, in.str_requires_grad);
+  Py_XDECREF(attr);
+  PyErr_Clear();
+  return attr != nullptr;
+}
+
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
+  const bool grad = lookup_grad(in, type, api);
   unsigned int tag = 0;
   PyObject* dlpack = lookup_dlpack(in, type, tag);
   int slot = in.type_count;
@@ -136,7 +147,7 @@ DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
     evicted_dlpack = in.types[slot].dlpack;
   }
   Py_INCREF(type);
-  in.types[slot] = TypeEntry{type, api, false, dlpack, tag};
+  in.types[slot] = TypeEntry{type, api, false, dlpack, tag, grad};
   Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
   Py_XDECREF(evicted);
   return cached_type(in, type);  // NULL only if the decrefs above re-entered and evicted it
@@ -152,21 +163,6 @@ inline TypeEntry* find_type(Internals& in, PyObject* type) {
 /// The entry of obj's type; NULL with a Python exception set on failure.
 inline TypeEntry* type_entry_of(Internals& in, PyObject* obj) {
   return find_type(in, reinterpret_cast<PyObject*>(Py_TYPE(obj)));
-}
-
-/// The interpreter's state and the entry of obj's type, as every import route starts.
-struct Found {
-  Internals* in;     ///< this interpreter's state
-  TypeEntry* entry;  ///< obj's type's entry (valid until the next call into Python)
-};
-/// Found for `obj`; the Error (NULL object, or the Python exception taken) otherwise.
-DLPACKPP_FORCE_INLINE Result<Found> find_entry(PyObject* obj) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
-  Internals* in = internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
-  TypeEntry* entry = type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
-  return Found{in, entry};
 }
 
 /// Notes that `type`'s __dlpack__ rejected max_version: later imports skip the first try.
@@ -189,7 +185,12 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
   // Not cached yet: the lookup may call into Python, around whatever is pending.
   detail::PreserveError keep;
   detail::Internals* in = detail::internals();
-  detail::TypeEntry* entry = in != nullptr ? detail::find_type(*in, type) : nullptr;
+  if (in == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  const detail::StateHold hold(*in);
+  detail::TypeEntry* entry = detail::find_type(*in, type);
   const DLPackExchangeAPI* api = entry != nullptr ? entry->api : nullptr;
   PyErr_Clear();
   return api;

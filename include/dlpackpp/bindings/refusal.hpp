@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// explain_refusal: why an object would not fit a dlpackpp parameter of a pybind11 or nanobind
+/// function, in the words of the signature ("float32[*, *] writable: got float64[4, 4]").
+/// Neither binding library can carry a caster's reason into its "incompatible function
+/// arguments" TypeError, so a module that wants to say more asks this, with the same loaders
+/// the casters run (one set of rules, not a second guess).
+#pragma once
+#ifndef DLPACKPP_BINDINGS_REFUSAL_HPP_
+#define DLPACKPP_BINDINGS_REFUSAL_HPP_
+
+#include "dlpackpp/python.hpp"
+
+#if defined(Py_PYTHON_H)
+
+#include "dlpackpp/bindings/arguments.hpp"
+#include "dlpackpp/bindings/names.hpp"
+#include "dlpackpp/managed_tensor.hpp"
+#include "dlpackpp/tensor_accessor.hpp"
+#include "dlpackpp/tensor_view.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace bindings {
+namespace detail {
+
+/// What a parameter of type P is called in signatures, and what using it asks of a view.
+template <class P>
+struct Parameter {
+  static constexpr const char* name = tensor_argument_name;
+  static constexpr bool borrows = std::is_same<P, TensorView>::value;
+  static constexpr Use use = Use::view;
+};
+template <class T, int N>
+struct Parameter<TensorAccessor<T, N>> {
+  static constexpr const char* name = AccessorName<T, N>::text.data;
+  static constexpr bool borrows = true;
+  static constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
+};
+
+/// An Error's message without the "dlpackpp: " every message starts with.
+inline std::string_view message_of(const Error& error) {
+  std::string_view text = error.what();
+  constexpr std::string_view prefix = "dlpackpp: ";
+  if (text.substr(0, prefix.size()) == prefix) text.remove_prefix(prefix.size());
+  return text;
+}
+
+/// "float64[4, 4]", and " read-only" or " on cuda:0" where that is what matters.
+inline std::string seen_as(const TensorView& view) {
+  std::string out = view.dtype().to_string();
+  out += '[';
+  for (int d = 0; d < view.ndim(); ++d) {
+    if (d != 0) out += ", ";
+    out += std::to_string(view.shape(d));
+  }
+  out += ']';
+  if (view.read_only()) out += " read-only";
+  if (!view.device().is_host_accessible()) out += " on " + view.device().to_string();
+  return out;
+}
+
+/// Why a view parameter refuses a view it was lent ("" when it fits): a TensorView takes any.
+inline std::string view_refusal(const TensorView&, const Parameter<TensorView>&) { return {}; }
+
+/// Why an accessor parameter refuses a view it was lent ("" when it fits).
+template <class T, int N>
+std::string view_refusal(const TensorView& view, const Parameter<TensorAccessor<T, N>>&) {
+  TensorAccessor<T, N> unused;
+  if (accessor_of(view, unused)) return {};
+  std::string out = "got " + seen_as(view);
+  const bool rest_fits = view.dtype() == dtype_of<std::remove_const_t<T>> && view.ndim() == N &&
+                         view.device().is_host_accessible() &&
+                         (std::is_const<T>::value || !view.read_only());
+  if (rest_fits) {  // the accessor's own checks: alignment, sub-byte, overlapping writes
+    Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
+    if (!accessor) out += " (" + std::string(message_of(accessor.error())) + ")";
+  }
+  return out;
+}
+
+/// Why `obj` does not fit a parameter of type P, without its name ("" when it fits).
+template <class P>
+std::string refusal_of(PyObject* obj) {
+  const bool table = obj != nullptr && python::exchange_api_of(obj) != nullptr;
+  if (plainly_not_a_tensor(obj) || (!table && PyObject_HasAttrString(obj, "__dlpack__") == 0)) {
+    const std::string type = obj != nullptr ? python::detail::type_name_of(obj) : "NULL";
+    return type + " is not a DLPack object";
+  }
+  if constexpr (Parameter<P>::borrows) {
+    PyObject* keeper = nullptr;
+    Result<TensorView> view = python::try_borrow_view(obj, keeper, options_for(Parameter<P>::use));
+    std::string out;
+    if (view) {
+      out = view_refusal(*view, Parameter<P>{});
+    } else {
+      out = message_of(view.error());
+      forget(view.error());
+    }
+    Py_XDECREF(keeper);
+    return out;
+  } else {
+    P handle;
+    if (import_owned(obj, handle) == Loaded::yes) return {};
+    PyErr_Clear();
+    Result<ImportedTensor> imported = python::try_from_dlpack(obj);  // asked again, for why
+    if (!imported) {
+      std::string out(message_of(imported.error()));
+      forget(imported.error());
+      return out;
+    }
+    return "got " + seen_as(imported->view()) + " (a LegacyManagedTensor cannot say READ_ONLY)";
+  }
+}
+
+}  // namespace detail
+
+/// Why `obj` would not fit a pybind11 or nanobind parameter of type P (`TensorView`,
+/// `TensorAccessor<T, N>`, `ManagedTensor`, `LegacyManagedTensor`), as "<what the signature
+/// says P takes>: <what obj is>", e.g. "float32[*, *] writable: got float64[4, 4]",
+/// "float32[*, *] writable: got float32[4, 4] read-only", "tensor: int is not a DLPack
+/// object"; "" when it fits. Runs the casters' own loaders (so it may call `obj.__dlpack__`)
+/// and keeps nothing: what it imported is released, no Python exception is left pending.
+/// Expects the GIL held.
+template <class P>
+std::string explain_refusal(PyObject* obj) {
+  std::string why = detail::refusal_of<P>(obj);
+  if (why.empty()) return why;
+  return std::string(detail::Parameter<P>::name) + ": " + why;
+}
+
+}  // namespace bindings
+DLPACKPP_END_NAMESPACE
+
+#endif  // Py_PYTHON_H
+#endif  // DLPACKPP_BINDINGS_REFUSAL_HPP_
