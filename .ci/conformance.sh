@@ -64,9 +64,13 @@ ctest --test-dir "$tests" -L conformance -j"$(nproc)" --output-on-failure
 # Installed the way users get it: the wheel carries the kit, which runs from it.
 rm -rf "$out/wheel" "$out/wheel-venv"
 "$venv/bin/python" -m pip wheel . --no-deps --disable-pip-version-check -q -w "$out/wheel"
-"$venv/bin/python" -m zipfile -l "$out"/wheel/*.whl | grep -q 'dlpackpp/conformance/_probe.cpp'
+"$venv/bin/python" -c 'import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+sys.exit("the wheel lacks the kit" if "dlpackpp/conformance/_probe.cpp" not in names else 0)' \
+  "$out"/wheel/*.whl
 "$python" -m venv --system-site-packages "$out/wheel-venv"
-"$out/wheel-venv/bin/python" -m pip install --no-deps --disable-pip-version-check -q "$out"/wheel/*.whl
+"$out/wheel-venv/bin/python" -m pip install --no-deps --disable-pip-version-check -q \
+  "$out"/wheel/*.whl
 (cd "$out" && env -u PYTHONPATH DLPACKPP_CONFORMANCE_CACHE="$PWD/wheel-cache" \
   wheel-venv/bin/python -m dlpackpp.conformance dlpackpp --only P1,P3,C3,L1)
 

@@ -5,7 +5,7 @@ walked and called through the probe, and what it gives is compared with __dlpack
 import numpy as np
 
 from ._build import probe
-from ._checks import check, describe, new
+from ._checks import check, new
 from ._checks_producer import make
 from ._checks_stream import cuda_tools
 from ._kit import READ_ONLY, Skip, collect, layouts

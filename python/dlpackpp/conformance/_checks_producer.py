@@ -71,7 +71,8 @@ def p1(target):
             _, f = export(x, max_version=request)
         except TypeError as e:
             out.add(False, "SHOULD", PY + " (array API 2023.12): max_version keyword",
-                    "max_version=%s refused (%s): a pre-2023.12 __dlpack__" % (request, describe(e)))
+                    "max_version=%s refused (%s): a pre-2023.12 __dlpack__"
+                    % (request, describe(e)))
             break
         if request[0] < 1:
             out.add(f["name"] == "dltensor", "MUST", PY + ": major 0 -> legacy 'dltensor'",
@@ -278,7 +279,8 @@ def p7(target):
         cap, f = export(x, max_version=(1, 3), copy=True)
     except TypeError as e:
         out.add(False, "SHOULD", PY + " (array API 2023.12): copy keyword",
-                "copy= refused (%s): a pre-2023.12 __dlpack__" % describe(e))
+                "__dlpack__(max_version=..., copy=...) refused (%s): a pre-2023.12 __dlpack__"
+                % describe(e))
         return out
     except BufferError as e:
         out.add(False, "INFO", "", "copy=True refused (%s): the consumer copies" % describe(e))
@@ -323,7 +325,8 @@ def p8(target):
         cap, f = export(x, max_version=(1, 3), dl_device=own)
     except TypeError as e:
         out.add(False, "SHOULD", PY + " (array API 2023.12): dl_device keyword",
-                "dl_device= refused (%s): a pre-2023.12 __dlpack__" % describe(e))
+                "__dlpack__(max_version=..., dl_device=...) refused (%s): a pre-2023.12 "
+                "__dlpack__" % describe(e))
         return out
     out.add(tuple(f["device"]) == own, "MUST", PY + ": dl_device honoured",
             "dl_device=%s gave a capsule on %s" % (own, tuple(f["device"])))
@@ -341,7 +344,7 @@ def p8(target):
     return out
 
 
-from ._checks_stream import p9  # noqa: E402,F401  (P9 and its GPU half live there)
+from . import _checks_stream  # noqa: E402,F401 (registers P9, which has a GPU half)
 
 
 @check("P10", "MUST", PY + ": __dlpack_device__() -> (device_type: IntEnum, device_id: int), "

@@ -3,6 +3,7 @@
 --timeout; exit 0 (no MUST failed), 1 (a MUST failed), 2 (usage error, one line on stderr)."""
 
 import argparse
+import importlib.util
 import sys
 
 from . import kit_version
@@ -58,10 +59,8 @@ def _main(argv):
     names = []
     for spec in specs:
         names.append(load(spec).NAME)  # usage errors now, before any child
-    try:
-        import numpy  # noqa: F401 - the source arrays of every case
-    except ImportError:
-        raise UsageError("the kit needs numpy in this interpreter (pip install numpy)") from None
+    if importlib.util.find_spec("numpy") is None:  # the source arrays of every case
+        raise UsageError("the kit needs numpy in this interpreter (pip install numpy)")
     build()  # once here, so children do not race to compile it
     from . import _runner
     matrix_specs = [s for s, n in zip(specs, names)]

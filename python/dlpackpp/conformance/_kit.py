@@ -125,7 +125,9 @@ def host_copy(y):
     owned = p.consume(cap)
     data = p.gather(owned)
     dtype = numpy_dtype(fields["dtype"])
-    return np.frombuffer(data, dtype=dtype).reshape(fields["shape"] or ()).copy()
+    out = np.frombuffer(data, dtype=dtype).reshape(fields["shape"] or ()).copy()
+    out.flags.writeable = not fields.get("flags", 0) & READ_ONLY  # as the export says
+    return out
 
 
 def result_address(y, fallback):

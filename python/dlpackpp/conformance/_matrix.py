@@ -49,8 +49,8 @@ def cell(producer, consumer, case):
     except Exception as e:  # noqa: BLE001
         return {"outcome": "refuse", "detail": "to_numpy: " + describe(e)}
     if values.shape != a.shape or compact_bytes(values) != compact_bytes(a):
-        return {"outcome": "wrong", "detail": "shape %s, values %s" % (values.shape,
-                                                                     "equal" if compact_bytes(values) == compact_bytes(a) else "differ")}
+        return {"outcome": "wrong", "detail": "%s %s, expected %s %s" % (
+            values.dtype, values.shape, a.dtype, a.shape)}
     shared = a.size == 0 or source is None or result_address(y, values) == source
     del y, values
     collect()

@@ -137,20 +137,19 @@ bool read_int64s(PyObject* seq, std::vector<std::int64_t>& out) {
 // shape/strides None mean NULL arrays; `ndim` overrides len(shape); `poison` fills every
 // field after the version and deleter with garbage (what a major-2 layout may look like).
 PyObject* make_capsule(PyObject*, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"owner", "data", "shape", "strides", "byte_offset", "dtype",
-                                "device", "versioned", "version", "flags", "counter",
-                                "null_deleter", "null_ctx", "ndim", "name", "destructor",
-                                "poison", nullptr};
+  static const char* names[] = {"owner",      "data",         "shape",     "strides", "byte_offset",
+                                "dtype",      "device",       "versioned", "version", "flags",
+                                "counter",    "null_deleter", "null_ctx",  "ndim",    "name",
+                                "destructor", "poison",       nullptr};
   PyObject *owner, *shape_obj, *strides_obj, *ndim_obj = Py_None, *name_obj = Py_None;
   unsigned long long data, byte_offset, flags = 0;
   int code, bits, lanes, dev_type, dev_id, versioned = 1, major = 1, minor = 3, counter = 0;
   int null_deleter = 0, null_ctx = 0, destructor = 0, poison = 0;
-  if (PyArg_ParseTupleAndKeywords(args, kwargs, "OKOOK(iii)(ii)|p(ii)KippOOip",
-                                  const_cast<char**>(names), &owner, &data, &shape_obj,
-                                  &strides_obj, &byte_offset, &code, &bits, &lanes, &dev_type,
-                                  &dev_id, &versioned, &major, &minor, &flags, &counter,
-                                  &null_deleter, &null_ctx, &ndim_obj, &name_obj, &destructor,
-                                  &poison) == 0) {
+  if (PyArg_ParseTupleAndKeywords(
+          args, kwargs, "OKOOK(iii)(ii)|p(ii)KippOOip", const_cast<char**>(names), &owner, &data,
+          &shape_obj, &strides_obj, &byte_offset, &code, &bits, &lanes, &dev_type, &dev_id,
+          &versioned, &major, &minor, &flags, &counter, &null_deleter, &null_ctx, &ndim_obj,
+          &name_obj, &destructor, &poison) == 0) {
     return nullptr;
   }
   auto* t = new KitTensor();
@@ -209,7 +208,8 @@ PyObject* make_capsule(PyObject*, PyObject* args, PyObject* kwargs) {
   }
   PyObject* capsule = PyCapsule_New(managed, name, &kit_capsule_destructor);
   if (capsule == nullptr) return nullptr;
-  PyCapsule_SetContext(capsule, new CapsuleCtx{static_cast<Destructor>(destructor), versioned != 0});
+  PyCapsule_SetContext(capsule,
+                       new CapsuleCtx{static_cast<Destructor>(destructor), versioned != 0});
   return capsule;
 }
 
@@ -233,8 +233,11 @@ PyObject* count(PyObject*, PyObject* arg) {
 
 }  // namespace
 
+// The parts, in the order they build on each other (kept apart so no tool sorts them).
 #include "_probe_read.inc"
+// Calls exchange tables and makes the kit's own; reads with the part above.
 #include "_probe_exchange.inc"
+// The dlpackpp target.
 #include "_probe_target.inc"
 
 namespace {
@@ -246,9 +249,15 @@ PyMethodDef g_methods[] = {
     {"count", &count, METH_O, "how many times the counter's deleters ran"},
     PROBE_READ_METHODS PROBE_EXCHANGE_METHODS PROBE_TARGET_METHODS{nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "_dlpackpp_conformance_probe",
-                        "The dlpackpp conformance kit's probe", -1, g_methods,
-                        nullptr, nullptr, nullptr, nullptr};
+PyModuleDef g_module = {PyModuleDef_HEAD_INIT,
+                        "_dlpackpp_conformance_probe",
+                        "The dlpackpp conformance kit's probe",
+                        -1,
+                        g_methods,
+                        nullptr,
+                        nullptr,
+                        nullptr,
+                        nullptr};
 
 }  // namespace
 
