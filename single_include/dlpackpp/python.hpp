@@ -1314,10 +1314,10 @@ DLPACKPP_COLD inline Error exchange_error(const Error& error, PyObject* obj, con
 // the answer. Only types whose entry has `grad` (a table and a requires_grad attribute).
 DLPACKPP_COLD inline Result<void> refuse_grad(Internals& in, PyObject* obj) {
   PyObject* attr = PyObject_GetAttr(obj, in.str_requires_grad);
-  const int requires = attr != nullptr ? PyObject_IsTrue(attr) : -1;
+  const int wanted = attr != nullptr ? PyObject_IsTrue(attr) : -1;
   Py_XDECREF(attr);
-  if (requires < 0) return take_python_error(type_name_of(obj) + ".requires_grad");
-  if (requires == 0) return {};
+  if (wanted < 0) return take_python_error(type_name_of(obj) + ".requires_grad");
+  if (wanted == 0) return {};
   return make_error(Errc::read_only, "the ", type_name_of(obj),
                     " requires grad: writing it would bypass autograd, so it is not handed "
                     "over where it could be written; pass tensor.detach()");
