@@ -14,8 +14,11 @@ PY = "Python spec (__dlpack__)"
 HOST = (1, 3, 13)  # CPU, CUDA host, CUDA managed: memory the kit can read
 
 
-def make(target, a):
-    """target.from_numpy(a), or None where the framework lacks the dtype or layout."""
+def make(target, a, label=None):
+    """target.from_numpy(a), or None where the framework lacks the dtype or layout; `label`
+    names the case to the runner first."""
+    if label is not None:
+        progress(label)
     if not hasattr(target, "from_numpy"):
         raise Skip("the adapter gives no producer (from_numpy)")
     try:
@@ -118,7 +121,7 @@ def p3(target):
     out = new()
     skipped = []
     for name, a in layouts(np):
-        x = make(target, a)
+        x = make(target, a, name)
         if x is None:
             skipped.append(name)
             continue
@@ -155,7 +158,7 @@ def p4(target):
     for name, a in layouts(np):
         if not a.size:
             continue
-        x = make(target, a)
+        x = make(target, a, name)
         exported = None if x is None else try_export(out, name, x)
         if exported is None:
             continue
@@ -184,7 +187,7 @@ def p5(target):
     out = new()
     skipped = []
     for name, a in dtype_sources(np):
-        x = make(target, a)
+        x = make(target, a, name)
         if x is None:
             skipped.append(name)
             continue
@@ -201,7 +204,7 @@ def p5(target):
                     "%s: values differ" % name)
     for name, a in (("datetime64", np.array(["2020-01-01"], dtype="datetime64[D]")),
                     ("big-endian float32", np.arange(3, dtype=">f4"))):
-        x = make(target, a)
+        x = make(target, a, name)
         if x is None:
             continue
         try:

@@ -150,7 +150,7 @@ def run(specs, names, only, timeout, matrix_specs, workers=None):
                     results[spec][died_in] = {
                         "id": died_in, "role": ROLES[died_in[0]], "level": "MUST",
                         "verdict": "fail", "rule": "Python spec: a producer or consumer "
-                        "never crashes the interpreter (" + REGISTRY[died_in][2] + ")",
+                        "never crashes or hangs the interpreter (" + REGISTRY[died_in][2] + ")",
                         "detail": "the child process " + why}
                 elif died_in is not None:
                     cells.append(died_in + ({"outcome": "crash", "detail": why},))
