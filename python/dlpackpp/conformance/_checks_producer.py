@@ -6,12 +6,11 @@ import numpy as np
 
 from ._build import probe
 from ._checks import check, describe, new
-from ._kit import (IS_COPIED, READ_ONLY, Skip, compact_bytes, dtype_sources, export,
-                   first_address, layouts, progress, span)
+from ._kit import (HOST, IS_COPIED, READ_ONLY, Skip, compact_bytes, dtype_sources, export,
+                   first_address, host_values, layouts, progress, span)
 from ._targets import DTYPES
 
 PY = "Python spec (__dlpack__)"
-HOST = (1, 3, 13)  # CPU, CUDA host, CUDA managed: memory the kit can read
 
 
 def make(target, a, label=None):
@@ -54,9 +53,7 @@ def try_export(out, label, x):
 
 
 def values_of(fields, cap):
-    if tuple(fields["device"])[0] not in HOST:
-        return None
-    return probe().gather(cap)
+    return host_values(cap, fields)
 
 
 @check("P1", "MUST", PY + ": max_version None or major 0 -> 'dltensor'; else "

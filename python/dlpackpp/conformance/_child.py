@@ -33,7 +33,7 @@ def main(argv):
     from . import _checks, _checks_consumer, _checks_exchange, _checks_lifetime  # noqa: F401
     from . import _checks_producer  # noqa: F401
     from ._kit import _progress
-    from ._targets import load, version_of
+    from ._targets import importable, load, version_of
     _progress[0] = lambda label: emit({"case": label})
     if "matrix" in job:
         from ._matrix import cell
@@ -51,6 +51,15 @@ def main(argv):
             emit({"cell": [producer, consumer, case, result]})
         return 0
     target = load(job["target"])
+    why = importable(job["target"])
+    if why is not None:
+        emit({"version": "", "name": target.NAME})
+        for check_id in job["checks"]:
+            emit({"start": check_id})
+            emit({"result": {"id": check_id, "role": _checks.ROLES[check_id[0]],
+                             "level": _checks.REGISTRY[check_id][1], "verdict": "skip",
+                             "rule": _checks.REGISTRY[check_id][2], "detail": why}})
+        return 0
     version = version_of(target)  # imports the framework
     # The framework's own objects never hold a case's capsule: out of the collector's way,
     # so that collecting after each case is cheap (with PyTorch loaded, a full collection

@@ -102,6 +102,19 @@ def span(a):
     return low, high
 
 
+HOST = (1, 3, 13)  # CPU, CUDA host, CUDA managed: memory this process can read
+
+
+def host_values(capsule, fields=None):
+    """The elements' bytes of a capsule in host-readable memory; None for device memory
+    (reading a device pointer here would crash the child, not test the framework)."""
+    p = probe()
+    fields = p.read(capsule) if fields is None else fields
+    if tuple(fields["device"])[0] not in HOST:
+        return None
+    return p.gather(capsule)
+
+
 def export(x, **kwargs):
     """x.__dlpack__(**kwargs) and the probe's reading of the capsule: (capsule, fields)."""
     cap = x.__dlpack__(**kwargs)
@@ -123,7 +136,9 @@ def host_copy(y):
     p = probe()
     fields = p.read(cap)
     owned = p.consume(cap)
-    data = p.gather(owned)
+    data = host_values(owned, fields)
+    if data is None:
+        raise BufferError("device %s: not host memory" % (tuple(fields["device"]),))
     dtype = numpy_dtype(fields["dtype"])
     out = np.frombuffer(data, dtype=dtype).reshape(fields["shape"] or ()).copy()
     out.flags.writeable = not fields.get("flags", 0) & READ_ONLY  # as the export says

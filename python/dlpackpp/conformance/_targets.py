@@ -313,6 +313,18 @@ _MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax", "cupy": "cupy",
             "tvm_ffi": "tvm_ffi", "dlpackpp": "numpy"}
 
 
+def importable(spec):
+    """None when a built-in target's framework imports (or spec is an adapter file), else why
+    it does not: an installed framework that fails to import is skipped, not failed."""
+    if spec not in _MODULES:
+        return None
+    try:
+        importlib.import_module(_MODULES[spec])
+    except Exception as e:  # noqa: BLE001 - any import failure, reported as the reason
+        return "%s does not import here: %s: %s" % (_MODULES[spec], type(e).__name__, e)
+    return None
+
+
 def present(name):
     """Whether a built-in target's framework is installed (found, not yet imported)."""
     return importlib.util.find_spec(_MODULES[name]) is not None
