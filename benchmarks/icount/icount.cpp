@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "c_side.h"
+#include "guard.hpp"
 #if DLPACKPP_ICOUNT_TORCH
 #include "torch_side.hpp"
 #endif
@@ -353,6 +354,7 @@ int main() {
   std::printf("| case | ndim | C instr. | dlpackpp instr. | ratio | dlpackpp allocs |\n");
   // (libtorch rows: the third column is libtorch's, allocations counted the same way.)
   std::printf("| --- | --- | --- | --- | --- | --- |\n");
+  std::vector<icount_guard::Figure> figures;
   for (const Row& row : rows) {
     for (int rank : ranks) {
       if (std::string(row.c_case) == "c_loop" && rank == 8) continue;
@@ -360,7 +362,13 @@ int main() {
       const auto cpp = find(row.cpp_case, rank);
       std::printf("| %s | %d | %.0f | %.0f | %.2f | %.2f |\n", row.label, rank, c.first, cpp.first,
                   cpp.first / c.first, cpp.second);
+      const std::string label(row.label);
+      figures.push_back({label.substr(label.find_first_not_of(' ')), rank, c.first, cpp.first});
     }
+  }
+  // The guard (the bench_icount_guard test): fails when a guarded path grew past its limit.
+  if (const char* readme = std::getenv("DLPACKPP_ICOUNT_LIMITS")) {
+    return icount_guard::check(figures, icount_guard::read_limits(readme)) == 0 ? 0 : 1;
   }
   return 0;
 }
