@@ -14,8 +14,18 @@ HDR = "dlpack.h"
 
 
 def consumer(target):
+    """The target, or Skip where it has no consumer or takes no host memory at all (a
+    GPU-only framework: the kit's producers are on the CPU)."""
     if not hasattr(target, "from_dlpack"):
         raise Skip("the adapter gives no consumer (from_dlpack)")
+    if not hasattr(target, "_kit_takes_host"):
+        a = np.arange(6, dtype=np.float32).reshape(2, 3)
+        state, y = take(target, KitArray(a))
+        target._kit_takes_host = (None if state == "ok" else describe(y))
+        del y
+        collect()
+    if target._kit_takes_host is not None:
+        raise Skip("the consumer takes no host (CPU) tensor: %s" % target._kit_takes_host)
     return target
 
 

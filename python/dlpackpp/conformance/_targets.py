@@ -208,7 +208,10 @@ class CuPy:
     @staticmethod
     def from_numpy(a):
         import cupy
-        return cupy.asarray(a)
+        try:
+            return cupy.asarray(a)
+        except (TypeError, ValueError) as e:
+            _refuse(e)
 
     @staticmethod
     def from_dlpack(x, **kwargs):
@@ -220,7 +223,10 @@ class CuPy:
         import cupy
         return cupy.asnumpy(y)
 
-    cuda_array = from_numpy
+    @staticmethod
+    def cuda_array(a):
+        import cupy
+        return cupy.asarray(a)
 
     @staticmethod
     def current_stream(device):
