@@ -209,9 +209,12 @@ class CuPy:
     def from_numpy(a):
         import cupy
         try:
-            return cupy.asarray(a)
+            x = cupy.asarray(a)
         except (TypeError, ValueError) as e:
             _refuse(e)
+        if x.dtype != a.dtype:  # byte order converted on the way to the GPU
+            raise NotImplementedError("CuPy holds %s as %s" % (a.dtype, x.dtype))
+        return x
 
     @staticmethod
     def from_dlpack(x, **kwargs):
