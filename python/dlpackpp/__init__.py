@@ -5,6 +5,9 @@ dlpackpp is a header-only C++17 library; this package only carries it and says w
 pass get_include() to the compiler, or point CMake at get_cmake_dir()
 (``-Ddlpackpp_DIR=$(python -m dlpackpp --cmakedir)``) and link ``dlpackpp::dlpackpp``.
 
+It also carries the DLPack conformance kit, ``python -m dlpackpp.conformance`` (see
+docs/conformance.md), which compiles its small probe against these headers on first use.
+
 This module holds no code of the C++ layer. The ``dlpackpp.Tensor`` objects that extensions
 built with <dlpackpp/python.hpp> return are of a type those extensions make at run time: its
 ``__module__`` reads "dlpackpp", but no module holds it, this one included, so importing this
