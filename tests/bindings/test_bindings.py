@@ -499,8 +499,8 @@ class Torch(unittest.TestCase):
             m.scale_(t, 2.0)
         self.assertEqual(t.tolist(), [[1.0, 1.0, 1.0]] * 4)
         self.assertEqual(m.rank(t), "2-d")
-        self.assertRegex(m.why_scale(t), r"^float32\[\*, \*\] writable: got float32\[4, 3\] "
-                                         r"\(strides\[0\] is 0 over extent 4: elements overlap")
+        self.assertRegex(m.why_scale(t), r"^float32\[\*, \*\] writable: got float32\[4, 3\]; "
+                                         r"strides\[0\] is 0 over extent 4: elements overlap")
 
     def test_result_goes_back_to_torch(self):
         before = m.released()

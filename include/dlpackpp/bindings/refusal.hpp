@@ -78,7 +78,7 @@ std::string view_refusal(const TensorView& view, const Parameter<TensorAccessor<
                          (std::is_const<T>::value || !view.read_only());
   if (rest_fits) {  // the accessor's own checks: alignment, sub-byte, overlapping writes
     Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
-    if (!accessor) out += " (" + std::string(message_of(accessor.error())) + ")";
+    if (!accessor) out += "; " + std::string(message_of(accessor.error()));
   }
   return out;
 }
