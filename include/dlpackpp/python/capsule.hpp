@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// DLPack capsules: to_capsule (an unconsumed capsule releases its tensor when it dies) and
-/// try_from_capsule (renaming the capsule is taking ownership; no path frees twice).
+/// DLPack capsules: to_capsule (an unconsumed capsule releases its tensor when it dies),
+/// try_from_capsule (renaming the capsule is taking ownership; no path frees twice), and the
+/// borrow engine's lease (consumed, so no other consumer takes the tensor, yet still its
+/// owner: no handle).
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
