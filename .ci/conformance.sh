@@ -14,7 +14,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 # The page check is part of the leg: without a browser it would pass having checked nothing.
-command -v chromium >/dev/null || { echo "error: chromium not found (apt-get install chromium)" >&2; exit 1; }
+if ! command -v chromium >/dev/null; then
+  echo "error: chromium not found (apt-get install chromium)" >&2
+  exit 1
+fi
 
 source .ci/venv.sh
 out=build/conformance
