@@ -4432,9 +4432,14 @@ DLPACKPP_END_NAMESPACE
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 
-#include <atomic>
 #include <cstddef>
 #include <new>
+
+// As in shared_array.hpp: GCC's and Clang's atomic builtins, so that the umbrella does not
+// parse <atomic> (with it, GCC's compile-cost ratio went from 1.32x to 1.40x, over CI's 1.35x).
+#if !(defined(__GNUC__) || defined(__clang__))
+#include <atomic>
+#endif
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
@@ -4449,9 +4454,9 @@ namespace detail {
 /// What it relies on: every block of T has the same size, so any freed block fits the next
 /// T; the slot is exchanged atomically (lock-free, one operation each way) because a DLPack
 /// deleter may run on any thread, and acquire/release make the block's previous life happen
-/// before its next one; the slot is a constant-initialized atomic pointer with no destructor
-/// to run, so a deleter that runs during static destruction still finds it. The block left in
-/// the slot at exit stays reachable from it and is never freed.
+/// before its next one; the slot is a constant-initialized pointer with no destructor to run,
+/// so a deleter that runs during static destruction still finds it. The block left in the
+/// slot at exit stays reachable from it and is never freed.
 template <class T>
 class RecycledBlock {
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
@@ -4460,25 +4465,32 @@ class RecycledBlock {
  public:
   /// Uninitialized memory for a T: the kept block, else operator new's (which may throw).
   static void* take() {
-    void* p = slot().exchange(nullptr, std::memory_order_acquire);
+    void* p = exchange(nullptr);
     return p != nullptr ? p : ::operator new(sizeof(T));
   }
   /// As take(), but NULL instead of throwing when out of memory.
   static void* take(const std::nothrow_t& nothrow) noexcept {
-    void* p = slot().exchange(nullptr, std::memory_order_acquire);
+    void* p = exchange(nullptr);
     return p != nullptr ? p : ::operator new(sizeof(T), nothrow);
   }
   /// Memory that held a T, already destroyed: kept for the next take(), and the block it
   /// replaces (if any) freed.
-  static void give_back(void* p) noexcept {
-    ::operator delete(slot().exchange(p, std::memory_order_acq_rel));
-  }
+  static void give_back(void* p) noexcept { ::operator delete(exchange(p)); }
 
  private:
-  static std::atomic<void*>& slot() noexcept {
-    static std::atomic<void*> block{nullptr};
-    return block;
+  // Puts `p` in the slot and returns what was there, acquiring the block taken out and
+  // releasing the one put in.
+#if defined(__GNUC__) || defined(__clang__)
+  static void* exchange(void* p) noexcept {
+    static void* slot = nullptr;
+    return __atomic_exchange_n(&slot, p, __ATOMIC_ACQ_REL);
   }
+#else
+  static void* exchange(void* p) noexcept {
+    static std::atomic<void*> slot{nullptr};
+    return slot.exchange(p, std::memory_order_acq_rel);
+  }
+#endif
 };
 
 }  // namespace detail
