@@ -3468,15 +3468,22 @@ Result<void> accessor_problem(DataType dtype, std::uint64_t flags, int ndim, con
   return {};
 }
 
+/// The Error of a refused typed access on `t`: `access`'s where the element rules failed,
+/// else the overlap that must then have refused it (`strides` as element_error()'s).
+template <class T>
+DLPACKPP_COLD Error refusal_of(const Result<void>& access, const DLTensor& t,
+                               const std::int64_t* strides) {
+  if (!access) return access.error();
+  const Result<void> overlap = overlap_problem<T>(t.shape, strides, static_cast<int>(t.ndim));
+  return overlap.error();
+}
 /// The Error of a refused element_ok() or one_address_each() on `t` (with `flags`, and
 /// `strides` where they are not t.strides, as a view's normalized ones), built out of line
 /// from little more than the tensor's address, so the hot caller prepares next to nothing.
 template <class T>
 DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags,
                                   const std::int64_t* strides) {
-  Result<void> ok = element_problem<T>(t.dtype, flags, first_element(t));
-  if (ok) ok = overlap_problem<T>(t.shape, strides, static_cast<int>(t.ndim));
-  return ok.error();
+  return refusal_of<T>(element_problem<T>(t.dtype, flags, first_element(t)), t, strides);
 }
 /// As above, with the tensor's own strides.
 template <class T>
@@ -3489,10 +3496,9 @@ DLPACKPP_COLD Error element_error(const DLTensor& t, std::uint64_t flags) {
 template <class T, int N>
 DLPACKPP_COLD Error accessor_error(const DLTensor& t, std::uint64_t flags,
                                    const std::int64_t* strides) {
-  const auto ndim = static_cast<int>(t.ndim);
-  Result<void> ok = accessor_problem<T, N>(t.dtype, flags, ndim, first_element(t));
-  if (ok) ok = overlap_problem<T>(t.shape, strides, ndim);
-  return ok.error();
+  return refusal_of<T>(
+      accessor_problem<T, N>(t.dtype, flags, static_cast<int>(t.ndim), first_element(t)), t,
+      strides);
 }
 /// As above, with the tensor's own strides.
 template <class T, int N>
