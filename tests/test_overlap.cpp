@@ -246,20 +246,22 @@ TEST(Overlap, ManagedTypedPathsRefuseWritesAndAllowReads) {
   using M = DLManagedTensorVersioned;
   {
     const auto t = dlpackpp::ManagedTensor::adopt(dlpackpp_test::make_counted<M>(deletes, layout));
-    expect_error([&] { t.accessor<float, 2>(); }, Errc::overlapping, "strides[0] is 0 over extent 4");
+    expect_error([&] { t.accessor<float, 2>(); }, Errc::overlapping,
+                 "strides[0] is 0 over extent 4");
     expect_error([&] { t.data<float>(); }, Errc::overlapping, "strides[0] is 0 over extent 4");
     EXPECT_FALSE((t.try_accessor<float, 2>()));
     EXPECT_TRUE((t.try_accessor<const float, 2>()));
   }
-  const auto refused =
-      dlpackpp::ManagedTensor::try_adopt_as<float, 2>(dlpackpp_test::make_counted<M>(deletes, layout));
+  const auto refused = dlpackpp::ManagedTensor::try_adopt_as<float, 2>(
+      dlpackpp_test::make_counted<M>(deletes, layout));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), Errc::overlapping);
   EXPECT_EQ(deletes, 2);  // the refused tensor went back to its producer
-  const auto read =
-      dlpackpp::ManagedTensor::try_adopt_as<const float, 2>(dlpackpp_test::make_counted<M>(deletes, layout));
+  const auto read = dlpackpp::ManagedTensor::try_adopt_as<const float, 2>(
+      dlpackpp_test::make_counted<M>(deletes, layout));
   EXPECT_TRUE(read);
   layout.shape = {1, 3};  // stride 0 over extent 1: nothing repeats
-  EXPECT_TRUE((dlpackpp::ManagedTensor::try_adopt_as<float, 2>(dlpackpp_test::make_counted<M>(deletes, layout))));
+  EXPECT_TRUE((dlpackpp::ManagedTensor::try_adopt_as<float, 2>(
+      dlpackpp_test::make_counted<M>(deletes, layout))));
 }
 }  // namespace
