@@ -111,21 +111,16 @@ inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, Py
 }
 
 // The borrow engine, the one route and writability rule for try_borrow, try_borrow_view and
-// the binding casters. A dlpackpp.Tensor of this state is read in place with its flags.
-// Where the type's exchange table can serve the request, a reader borrows through
-// dltensor_from_py_object_no_sync (READ_ONLY: the table carries no flags), and a writer
-// (ImportOptions::writable) or a table without that entry imports with ownership. Otherwise
-// __dlpack__'s capsule is leased. `keeper` receives a new reference (or NULL) that keeps the
-// view's tensor alive; the view also needs `obj` alive.
+// the binding casters, once a dlpackpp.Tensor of this state has been read in place with its
+// flags (by try_borrow and try_borrow_view themselves). Where the type's exchange table can
+// serve the request, a reader borrows through dltensor_from_py_object_no_sync (READ_ONLY: the
+// table carries no flags), and a writer (ImportOptions::writable) or a table without that
+// entry imports with ownership. Otherwise __dlpack__'s capsule is leased. `keeper` receives
+// a new reference (or NULL) that keeps the view's tensor alive; the view also needs `obj`.
 template <bool InPlace>
 DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTensor& storage,
                                               PyObject*& keeper, const ImportOptions& options) {
   keeper = nullptr;
-  if (const ImportedTensor* own = own_tensor_of(in, obj)) {
-    Result<void> fits = own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return own->view();
-  }
   const TypeEntry* entry = type_entry_of(in, obj);
   if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
 #if DLPACKPP_HAS_EXCHANGE_API
@@ -148,8 +143,8 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTe
 /// new reference, or NULL, to hold while the view is used and then release (the GIL held):
 /// the view is valid while both `keeper` and `obj` live, and nothing else can take the tensor
 /// meanwhile. A view through the exchange table keeps its own copy of the borrowed DLTensor.
-inline Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
-                                          const ImportOptions& options = {}) {
+DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
+                                                         const ImportOptions& options = {}) {
   keeper = nullptr;
   if (DLPACKPP_UNLIKELY(obj == nullptr))
     return detail::make_error(Errc::null_pointer, "object is NULL");
@@ -157,6 +152,11 @@ inline Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
   if (DLPACKPP_UNLIKELY(in == nullptr))
     return detail::take_python_error("dlpackpp's interpreter state");
   const detail::StateHold hold(*in);
+  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {  // in place, its flags
+    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return own->view();
+  }
   DLTensor unused;  // a view through the table copies what it borrows
   return detail::lend<false>(*in, obj, unused, keeper, options);
 }
@@ -181,6 +181,11 @@ DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f
     return detail::take_python_error("dlpackpp's interpreter state");
   const detail::StateHold hold(*in);
   const detail::ScopedRef keep_alive(obj);
+  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {  // in place, its flags
+    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return detail::call_with_view(f, own->view());
+  }
   DLTensor storage;  // outlives the view, which reads it in place where the table lends it
   PyObject* keeper = nullptr;
   Result<TensorView> view = detail::lend<true>(*in, obj, storage, keeper, options);
