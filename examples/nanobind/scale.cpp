@@ -6,6 +6,9 @@
 
 #include <vector>
 
+// Built with nanobind_add_module(... FREE_THREADED ...) (CMakeLists.txt): the module runs without
+// the GIL, so on a free-threaded CPython (3.13t) importing it leaves the GIL off; the casters and
+// these functions are safe from any number of threads at once. A GIL build ignores it.
 NB_MODULE(dlpackpp_nanobind_example, m) {
   m.def("scale_", [](dlpackpp::TensorAccessor<float, 2> x, float k) {  // float32, 2-d, writable
     for (std::int64_t i = 0; i < x.size(0); ++i)

@@ -2,7 +2,9 @@
 """Drives a binding example from one peer: `run_example.py <module> numpy|torch`. The nanobind
 example is driven by this same script. A peer that is absent reports itself skipped."""
 import importlib
+import os
 import sys
+import sysconfig
 
 module_name, peer = sys.argv[1], sys.argv[2]
 try:
@@ -11,6 +13,9 @@ except ImportError as e:
     print("DLPACKPP_TEST_SKIPPED: %s is not importable by %s (%s)" % (peer, sys.executable, e))
     sys.exit(0)
 ex = importlib.import_module(module_name)
+# Both examples declare they run without the GIL: on a free-threaded CPython it stays off.
+if sysconfig.get_config_var("Py_GIL_DISABLED") and os.environ.get("PYTHON_GIL") != "1":
+    assert not sys._is_gil_enabled(), "importing %s turned the GIL on" % module_name
 make = {"numpy": lambda n, t: lib.ones((n, n), dtype=t),
         "torch": lambda n, t: lib.ones((n, n), dtype=getattr(lib, t))}[peer]
 

@@ -6,7 +6,14 @@
 
 #include <vector>
 
+// pybind11::mod_gil_not_used() (pybind11 2.13+): the module runs without the GIL, so on a
+// free-threaded CPython (3.13t) importing it leaves the GIL off; the casters and these functions
+// are safe from any number of threads at once. A GIL build ignores it.
+#if PYBIND11_VERSION_HEX >= 0x020D0000
+PYBIND11_MODULE(dlpackpp_pybind11_example, m, pybind11::mod_gil_not_used()) {
+#else
 PYBIND11_MODULE(dlpackpp_pybind11_example, m) {
+#endif
   m.def("scale_", [](dlpackpp::TensorAccessor<float, 2> x, float k) {  // float32, 2-d, writable
     for (std::int64_t i = 0; i < x.size(0); ++i)
       for (std::int64_t j = 0; j < x.size(1); ++j) x(i, j) *= k;

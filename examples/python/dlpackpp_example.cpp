@@ -11,6 +11,11 @@
 // Every module function returns through the Result-based try_ forms, so no C++ exception
 // can reach the interpreter, and set_python_error() turns a refusal into the matching
 // Python exception (TypeError for a wrong dtype, BufferError for a read-only tensor ...).
+//
+// The module runs without the GIL: on a free-threaded CPython (3.13t) it declares so with the
+// Py_mod_gil slot, so importing it leaves the GIL off, and its functions may be called from any
+// number of threads at once (dlpackpp::python is safe there; the functions keep no state of
+// their own). A GIL build ignores the slot.
 #include <dlpackpp/python.hpp>  // includes Python.h first, as Python requires
 
 #include <cstdint>
@@ -163,16 +168,24 @@ PyMethodDef methods[] = {
      "arange(n, *, read_only=False) -> dlpackpp.Tensor of 0.0 .. n-1 (float64), owned by C++"},
     {nullptr, nullptr, 0, nullptr}};
 
+// Multi-phase initialization, whose slots say what the module supports: here that it does not
+// need the GIL (Python 3.13+; older versions have no such slot and always have the GIL).
+PyModuleDef_Slot slots[] = {
+#ifdef Py_mod_gil
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, nullptr}};
+
 PyModuleDef module = {PyModuleDef_HEAD_INIT,
                       "dlpackpp_example",
                       "dlpackpp's Python extension example",
-                      -1,
+                      0,
                       methods,
-                      nullptr,
+                      slots,
                       nullptr,
                       nullptr,
                       nullptr};
 
 }  // namespace
 
-PyMODINIT_FUNC PyInit_dlpackpp_example(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit_dlpackpp_example(void) { return PyModuleDef_Init(&module); }

@@ -4,7 +4,9 @@
 Values are compared with NumPy's own. A peer that cannot be imported makes the test report
 itself skipped (the CTest SKIP_REGULAR_EXPRESSION), never pass silently.
 """
+import os
 import sys
+import sysconfig
 import unittest
 
 PEER = sys.argv.pop(1) if len(sys.argv) > 1 else "numpy"
@@ -92,6 +94,14 @@ class FromNumPy(unittest.TestCase):
         self.assertEqual(ex.sum(ex.arange(0)), 0.0)
         with self.assertRaises(ValueError):
             ex.arange(-1)
+
+    def test_gil_stays_off(self):
+        # The module declares Py_mod_gil = Py_MOD_GIL_NOT_USED: on a free-threaded CPython
+        # importing it leaves the GIL off (unless PYTHON_GIL=1 turned it on from the start).
+        if not sysconfig.get_config_var("Py_GIL_DISABLED"):
+            self.skipTest("a GIL build")
+        if os.environ.get("PYTHON_GIL") != "1":
+            self.assertFalse(sys._is_gil_enabled())
 
     def test_read_only_cpp_tensor_refused_by_scale(self):
         t = ex.arange(3, read_only=True)

@@ -55,7 +55,8 @@ namespace dlpackpp_caster {
 /// Registers, once per module, the translation of a dlpackpp::Error thrown by a bound function
 /// into the Python exception set_python_error() raises (nanobind would say RuntimeError).
 inline void translate_errors() noexcept {
-  static const bool registered = [] {
+  static ::dlpackpp::python::detail::OnceFlag registered;  // see run_once: no static's guard
+  ::dlpackpp::python::detail::run_once(registered, [] {
     ::nanobind::register_exception_translator(
         [](const std::exception_ptr& thrown, void*) {
           try {
@@ -65,9 +66,7 @@ inline void translate_errors() noexcept {
           }
         },
         nullptr);
-    return true;
-  }();
-  static_cast<void>(registered);
+  });
 }
 
 /// What a caster keeps of a producer's exception that must propagate (see the file comment).

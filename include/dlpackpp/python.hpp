@@ -3,9 +3,12 @@
 /// Python bindings without a binding library: capsules, `__dlpack__` and exchange-API import,
 /// borrowing, and the `dlpackpp.Tensor` export type. Opt-in (not in the umbrella header); needs
 /// only `Python.h` (3.8 to 3.13, the limited API included; see docs/python.md for what the
-/// limited API costs). Every function expects the GIL to be held unless it says otherwise.
-/// The rooms, each one concern, in the order they build on each other:
-/// python/errors.hpp (the one Errc-to-exception mapping), python/gil.hpp (references dropped
+/// limited API costs). Every function expects the calling thread attached to the interpreter
+/// (the GIL held, on a GIL build) unless it says otherwise. On a free-threaded CPython (3.13t)
+/// any number of threads may use all of it at once, in modules that declare they run without
+/// the GIL (docs/python.md, decision 5). The rooms, each one concern, in the order they build
+/// on each other: python/errors.hpp (the one Errc-to-exception mapping),
+/// python/free_threading.hpp (sharing state without the GIL), python/gil.hpp (references dropped
 /// on any thread, shutdown), python/capsule.hpp, python/state.hpp (per interpreter),
 /// python/type_cache.hpp (per producer type; exchange_api_of), python/tensor_object.hpp,
 /// python/tensor_dlpack.hpp and python/tensor_type.hpp (dlpackpp.Tensor), python/import.hpp
@@ -27,6 +30,7 @@
 #include "dlpackpp/python/borrow.hpp"
 #include "dlpackpp/python/capsule.hpp"
 #include "dlpackpp/python/errors.hpp"
+#include "dlpackpp/python/free_threading.hpp"
 #include "dlpackpp/python/gil.hpp"
 #include "dlpackpp/python/import.hpp"
 #include "dlpackpp/python/state.hpp"

@@ -185,9 +185,8 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
-/// The owning handle python::try_from_dlpack returns: versioned where the dlpack.h in force
-/// has it, legacy otherwise.
-using ImportedTensor = DefaultManagedTensor;
+// The owning handle python::try_from_dlpack returns (python/capsule.hpp defines it).
+using ::dlpackpp::python::ImportedTensor;
 
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
 /// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
@@ -530,7 +529,8 @@ namespace dlpackpp_caster {
 /// Registers, once per module, the translation of a dlpackpp::Error thrown by a bound function
 /// into the Python exception set_python_error() raises (nanobind would say RuntimeError).
 inline void translate_errors() noexcept {
-  static const bool registered = [] {
+  static ::dlpackpp::python::detail::OnceFlag registered;  // see run_once: no static's guard
+  ::dlpackpp::python::detail::run_once(registered, [] {
     ::nanobind::register_exception_translator(
         [](const std::exception_ptr& thrown, void*) {
           try {
@@ -540,9 +540,7 @@ inline void translate_errors() noexcept {
           }
         },
         nullptr);
-    return true;
-  }();
-  static_cast<void>(registered);
+  });
 }
 
 /// What a caster keeps of a producer's exception that must propagate (see the file comment).

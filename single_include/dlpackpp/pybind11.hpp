@@ -180,9 +180,8 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
-/// The owning handle python::try_from_dlpack returns: versioned where the dlpack.h in force
-/// has it, legacy otherwise.
-using ImportedTensor = DefaultManagedTensor;
+// The owning handle python::try_from_dlpack returns (python/capsule.hpp defines it).
+using ::dlpackpp::python::ImportedTensor;
 
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
 /// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
@@ -524,7 +523,8 @@ namespace dlpackpp_caster {
 /// Registers, once per module, the translation of a dlpackpp::Error thrown by a bound function
 /// into the Python exception set_python_error() raises (pybind11 would say RuntimeError).
 inline void translate_errors() {
-  static const bool registered = [] {
+  static ::dlpackpp::python::detail::OnceFlag registered;  // see run_once: no static's guard
+  ::dlpackpp::python::detail::run_once(registered, [] {
     register_exception_translator([](std::exception_ptr thrown) {
       try {
         if (thrown) std::rethrow_exception(thrown);
@@ -532,9 +532,7 @@ inline void translate_errors() {
         ::dlpackpp::python::set_python_error(e);
       }
     });
-    return true;
-  }();
-  static_cast<void>(registered);
+  });
 }
 
 /// A loader's answer as pybind11 takes it: false declines; a pending Python exception is

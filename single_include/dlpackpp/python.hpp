@@ -4,9 +4,12 @@
 /// Python bindings without a binding library: capsules, `__dlpack__` and exchange-API import,
 /// borrowing, and the `dlpackpp.Tensor` export type. Opt-in (not in the umbrella header); needs
 /// only `Python.h` (3.8 to 3.13, the limited API included; see docs/python.md for what the
-/// limited API costs). Every function expects the GIL to be held unless it says otherwise.
-/// The rooms, each one concern, in the order they build on each other:
-/// python/errors.hpp (the one Errc-to-exception mapping), python/gil.hpp (references dropped
+/// limited API costs). Every function expects the calling thread attached to the interpreter
+/// (the GIL held, on a GIL build) unless it says otherwise. On a free-threaded CPython (3.13t)
+/// any number of threads may use all of it at once, in modules that declare they run without
+/// the GIL (docs/python.md, decision 5). The rooms, each one concern, in the order they build
+/// on each other: python/errors.hpp (the one Errc-to-exception mapping),
+/// python/free_threading.hpp (sharing state without the GIL), python/gil.hpp (references dropped
 /// on any thread, shutdown), python/capsule.hpp, python/state.hpp (per interpreter),
 /// python/type_cache.hpp (per producer type; exchange_api_of), python/tensor_object.hpp,
 /// python/tensor_dlpack.hpp and python/tensor_type.hpp (dlpackpp.Tensor), python/import.hpp
@@ -334,10 +337,128 @@ DLPACKPP_END_NAMESPACE
 #endif  // DLPACKPP_PYTHON_AVAILABLE
 
 // ---- end dlpackpp/python/errors.hpp ----
+// #include "dlpackpp/python/free_threading.hpp" (inlined below)
+// ---- begin dlpackpp/python/free_threading.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What the Python layer needs to share state between threads without the GIL (a
+/// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
+/// published state, an object made lazily and published once, a function run once, and a
+/// relaxed read of a field CPython writes atomically there. On a GIL build each is what the code
+/// did before (a plain load, a plain store): the GIL already orders every access.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+#if DLPACKPP_PYTHON_AVAILABLE
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+
+#include <atomic>
+
+#ifdef Py_GIL_DISABLED
+/// 1 on a free-threaded CPython: several threads may run Python code at once.
+#define DLPACKPP_PY_FREE_THREADED 1
+#else
+/// 1 on a free-threaded CPython: several threads may run Python code at once.
+#define DLPACKPP_PY_FREE_THREADED 0
+#endif
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+
+/// The order of a read of state another thread may publish: acquire without the GIL, relaxed
+/// (a plain load) with it, where the GIL orders every access.
+inline constexpr std::memory_order shared_acquire =
+    DLPACKPP_PY_FREE_THREADED ? std::memory_order_acquire : std::memory_order_relaxed;
+/// The order of a write that publishes state: release without the GIL, relaxed with it.
+inline constexpr std::memory_order shared_release =
+    DLPACKPP_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
+
+/// Stores `made` (a new reference, not NULL) into `slot` unless another thread published one
+/// first, and returns the published object (borrowed from `slot`): the loser's copy is dropped,
+/// so every thread sees the one object. A plain store on a GIL build, where nobody can race.
+inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noexcept {
+#if DLPACKPP_PY_FREE_THREADED
+  PyObject* expected = nullptr;
+  if (slot.compare_exchange_strong(expected, made, std::memory_order_acq_rel,
+                                   std::memory_order_acquire)) {
+    return made;
+  }
+  Py_DECREF(made);
+  return expected;
+#else
+  slot.store(made, std::memory_order_relaxed);
+  return made;
+#endif
+}
+
+/// What `slot` holds (borrowed), or NULL.
+inline PyObject* published(const std::atomic<PyObject*>& slot) noexcept {
+  return slot.load(shared_acquire);
+}
+
+/// Whether run_once has run; constant-initialized, so a function-local one needs no guard.
+struct OnceFlag {
+  std::atomic<bool> done{false};  ///< set once the function has returned
+#if DLPACKPP_PY_FREE_THREADED
+  PyMutex mutex{};  ///< held while the function runs
+#endif
+};
+
+/// Runs `init` the first time it is called with `once` (the GIL or the calling thread attached
+/// to the interpreter). Not a function-local static: a thread waiting on its guard would wait
+/// attached, and without the GIL the interpreter's stop-the-world pauses (garbage collection)
+/// wait for every attached thread, so an `init` that allocates could wait forever; with the
+/// GIL, an `init` that lets the GIL go would let a second thread block on the guard holding
+/// it. A thread that arrives while another runs `init` waits on a PyMutex without the GIL
+/// (free-threaded build: the mutex detaches it while it waits); with the GIL it may run `init`
+/// a second time, which must be harmless.
+template <class F>
+void run_once(OnceFlag& once, F&& init) {
+  if (DLPACKPP_LIKELY(once.done.load(std::memory_order_acquire))) return;
+#if DLPACKPP_PY_FREE_THREADED
+  struct Unlock {  // also when `init` throws
+    PyMutex& mutex;
+    ~Unlock() { PyMutex_Unlock(&mutex); }
+  };
+  PyMutex_Lock(&once.mutex);
+  const Unlock unlock{once.mutex};
+  if (!once.done.load(std::memory_order_relaxed)) {
+    init();
+    once.done.store(true, std::memory_order_release);
+  }
+#else
+  init();
+  once.done.store(true, std::memory_order_release);
+#endif
+}
+
+/// A type's tp_version_tag, which CPython writes with relaxed atomic stores without the GIL.
+inline unsigned int version_tag_of(const PyTypeObject* tp) noexcept {
+#if !defined(Py_LIMITED_API)
+#if DLPACKPP_PY_FREE_THREADED
+  return __atomic_load_n(&tp->tp_version_tag, __ATOMIC_RELAXED);
+#else
+  return tp->tp_version_tag;
+#endif
+#else
+  static_cast<void>(tp);
+  return 0;
+#endif
+}
+
+}  // namespace detail
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_PYTHON_AVAILABLE
+
+// ---- end dlpackpp/python/free_threading.hpp ----
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -422,16 +543,6 @@ Result<BasicManagedTensor<M>> take_pointer(PyObject* capsule, M* managed,
   return BasicManagedTensor<M>::try_adopt(managed, options);
 }
 
-#if DLPACKPP_HAS_VERSIONED
-// to_versioned() for a legacy tensor that adoption has just validated: with flags 0 its
-// re-validation would repeat the same checks on every legacy import, so the same wrapper is
-// made without them (the legacy deleter stays responsible, called exactly once). `flags`:
-// what the importer decided the legacy struct could not say (READ_ONLY, see ImportOptions).
-inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy, std::uint64_t flags) {
-  return ::dlpackpp::detail::versioned_from_checked(std::move(legacy), flags);
-}
-#endif
-
 DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
   if (!PyCapsule_CheckExact(capsule)) {
     return make_error(Errc::invalid_argument, "expected a DLPack capsule, got a ",
@@ -485,21 +596,44 @@ inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
 /// the kind the producer was asked for (`expect_legacy`) looked up first.
 inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
                                              std::uint64_t legacy_flags,
-                                             bool expect_legacy = false) {
-  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+                                             bool expect_legacy = false);
+
+// import_capsule once the capsule is known not to be NULL.
+inline Result<ImportedTensor> import_fresh_capsule(PyObject* capsule,
+                                                   const ValidateOptions& options,
+                                                   std::uint64_t legacy_flags, bool expect_legacy) {
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
 #if DLPACKPP_HAS_VERSIONED
   if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
   if (found.legacy != nullptr) {
     Result<LegacyManagedTensor> legacy = take_pointer(capsule, found.legacy, options);
     if (!legacy) return legacy.error();
-    return versioned_from_adopted(std::move(*legacy), legacy_flags);
+    // to_versioned() without its re-validation, which would repeat the checks adoption has
+    // just made on every legacy import (the legacy deleter stays responsible, called once);
+    // `legacy_flags`: what the importer decided the legacy struct could not say.
+    return ::dlpackpp::detail::versioned_from_checked(std::move(*legacy), legacy_flags);
   }
 #else
   static_cast<void>(legacy_flags);  // no flags without a versioned struct
   if (found.legacy != nullptr) return take_pointer(capsule, found.legacy, options);
 #endif
   return capsule_name_error(capsule);
+}
+
+inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
+                                             std::uint64_t legacy_flags, bool expect_legacy) {
+  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+#if DLPACKPP_PY_FREE_THREADED
+  // Two threads consuming one capsule: under the capsule's own lock "still fresh? rename it"
+  // is one step, so one thread takes the tensor and the other finds the capsule used.
+  std::optional<Result<ImportedTensor>> out;
+  Py_BEGIN_CRITICAL_SECTION(capsule);
+  out.emplace(import_fresh_capsule(capsule, options, legacy_flags, expect_legacy));
+  Py_END_CRITICAL_SECTION();
+  return std::move(*out);
+#else
+  return import_fresh_capsule(capsule, options, legacy_flags, expect_legacy);
+#endif
 }
 
 // The destructor of a capsule leased (see lease_view): the capsule was renamed "used_...",
@@ -825,14 +959,19 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// Per-interpreter state: one Internals block per interpreter, shared by every extension
 /// built with the same dlpackpp ABI (it lives in the interpreter's dict under a key carrying
-/// that ABI), found through a one-entry cache of the last interpreter.
+/// that ABI), found through a one-entry cache of the last interpreter. Without the GIL the
+/// block is immutable once published (everything in it is made before it is, but the
+/// dlpackpp.Tensor type, published once), and the type cache is per thread (type_cache.hpp).
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 #if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
+// #include "dlpackpp/python/free_threading.hpp" (already inlined)
 
+#include <atomic>
+#include <cstdint>
 #include <new>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -859,28 +998,37 @@ struct TypeEntry {
 /// Keyword slots of __dlpack__, as bits of a mask (the order of Internals::keyword_names).
 enum Keyword : unsigned { kw_max_version = 1, kw_stream = 2, kw_dl_device = 4, kw_copy = 8 };
 
+/// What import remembers about up to 16 producer types, evicted oldest first (type_cache.hpp).
+/// One per interpreter with the GIL; one per thread and interpreter without it.
+struct TypeTable {
+  static constexpr int slots = 16;
+  TypeEntry types[slots];
+  int type_count = 0;
+  int next_evict = 0;
+};
+
 /// One per interpreter (see the file comment).
 struct Internals {
-  static constexpr int type_slots = 16;
-  PyObject* capsule = nullptr;  ///< the dict entry that owns this block (borrowed)
-  PyObject* tensor_type = nullptr;
+  PyObject* capsule = nullptr;                  ///< the dict entry that owns this block (borrowed)
+  const void* interp = nullptr;                 ///< the interpreter it belongs to
+  std::int64_t interp_id = -1;                  ///< its PyInterpreterState_GetID, or -1
+  std::atomic<PyObject*> tensor_type{nullptr};  ///< published once (tensor_type.hpp)
   PyObject* str_dlpack = nullptr;
   PyObject* str_exchange = nullptr;
   PyObject* str_requires_grad = nullptr;
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
-  PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask, made on first use
-  TypeEntry types[type_slots];
-  int type_count = 0;
-  int next_evict = 0;
+  PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask (all made up front)
+#if !DLPACKPP_PY_FREE_THREADED
+  TypeTable table;  ///< without the GIL each thread has its own (type_cache.hpp)
+#endif
 };
 
-inline Internals*& cached_internals() noexcept {
-  static Internals* cached = nullptr;
-  return cached;
-}
-inline const void*& cached_interpreter() noexcept {
-  static const void* cached = nullptr;
+// The last interpreter's block, for a pointer compare instead of a dict lookup. One pointer,
+// read and written atomically (relaxed where the GIL orders everything): a thread never sees a
+// block paired with another interpreter, because the interpreter is read from the block.
+inline std::atomic<Internals*>& cached_internals() noexcept {
+  static std::atomic<Internals*> cached{nullptr};
   return cached;
 }
 
@@ -890,28 +1038,28 @@ inline void destroy_internals(PyObject* capsule) {
     PyErr_Clear();
     return;
   }
-  if (cached_internals() == in) {
-    cached_internals() = nullptr;
-    cached_interpreter() = nullptr;
-  }
-  Py_XDECREF(in->tensor_type);
+  Internals* expected = in;
+  cached_internals().compare_exchange_strong(expected, nullptr);
+  Py_XDECREF(in->tensor_type.load());
   Py_XDECREF(in->str_dlpack);
   Py_XDECREF(in->str_exchange);
   Py_XDECREF(in->str_requires_grad);
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
-  for (int i = 0; i < in->type_count; ++i) {
-    Py_XDECREF(in->types[i].type);
-    Py_XDECREF(in->types[i].dlpack);
+#if !DLPACKPP_PY_FREE_THREADED
+  for (int i = 0; i < in->table.type_count; ++i) {
+    Py_XDECREF(in->table.types[i].type);
+    Py_XDECREF(in->table.types[i].dlpack);
   }
+#endif
   delete in;
 }
 
 #define DLPACKPP_PY_STR2(x) #x
 #define DLPACKPP_PY_STR(x) DLPACKPP_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_3__";
+    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_4__";
 #undef DLPACKPP_PY_STR
 #undef DLPACKPP_PY_STR2
 
@@ -946,6 +1094,19 @@ DLPACKPP_COLD inline Internals* make_internals() {
     ok = in->max_version != nullptr;
   }
 #endif
+  // Every keyword-name tuple __dlpack__ may be called with, made now so that the block never
+  // changes after it is published (15 small tuples, once per interpreter).
+  for (unsigned mask = 1; ok && mask < 16; ++mask) {
+    const Py_ssize_t count = (mask & 1u) + (mask >> 1 & 1u) + (mask >> 2 & 1u) + (mask >> 3 & 1u);
+    PyObject* tuple = PyTuple_New(count);
+    Py_ssize_t k = 0;
+    for (unsigned bit = 0; tuple != nullptr && bit < 4; ++bit) {
+      if ((mask & (1u << bit)) == 0) continue;
+      Py_INCREF(in->keyword_names[bit]);
+      PyTuple_SetItem(tuple, k++, in->keyword_names[bit]);
+    }
+    ok = (in->kwnames[mask] = tuple) != nullptr;
+  }
   if (!ok) {
     PyObject* capsule = PyCapsule_New(in, nullptr, nullptr);  // borrow the cleanup below
     if (capsule != nullptr) {
@@ -970,6 +1131,27 @@ inline PyObject* state_dict() {
 #endif
 }
 
+// Puts `capsule` (a new reference, taken) in the dict under internals_key unless another
+// thread put one there first; the capsule the dict holds (borrowed), or NULL with an exception.
+// Without the GIL two threads may both find no block and make one: the dict keeps the first,
+// and the other's block dies unseen with its capsule.
+DLPACKPP_COLD inline PyObject* publish_internals(PyObject* dict, PyObject* capsule) {
+#if DLPACKPP_PY_FREE_THREADED
+  PyObject* key = PyUnicode_FromString(internals_key);
+  PyObject* held = nullptr;
+  const int rc = key != nullptr ? PyDict_SetDefaultRef(dict, key, capsule, &held) : -1;
+  Py_XDECREF(key);
+  Py_DECREF(capsule);
+  if (rc < 0) return nullptr;
+  Py_DECREF(held);  // the dict keeps it for the interpreter's life
+  return held;
+#else
+  const int rc = PyDict_SetItemString(dict, internals_key, capsule);
+  Py_DECREF(capsule);  // the dict owns it now (or it died and freed its block)
+  return rc == 0 ? capsule : nullptr;
+#endif
+}
+
 DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
   PyObject* dict = state_dict();
   if (dict == nullptr) {
@@ -977,38 +1159,33 @@ DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
       PyErr_SetString(PyExc_RuntimeError, "dlpackpp: no interpreter state dict");
     return nullptr;
   }
-  PyObject* found = PyDict_GetItemString(dict, internals_key);  // borrowed
-  Internals* in = nullptr;
-  if (found != nullptr) {
-    in = static_cast<Internals*>(PyCapsule_GetPointer(found, nullptr));
-    if (in == nullptr) return nullptr;
-    in->capsule = found;
-  } else {
-    in = make_internals();
-    if (in == nullptr) return nullptr;
-    PyObject* capsule = PyCapsule_New(in, nullptr, &destroy_internals);
+  PyObject* found = PyDict_GetItemString(dict, internals_key);  // borrowed; never replaced
+  if (found == nullptr) {
+    Internals* made = make_internals();
+    if (made == nullptr) return nullptr;
+    made->interp = interp;
+#if PY_VERSION_HEX >= 0x03090000 && (!defined(Py_LIMITED_API) || Py_LIMITED_API + 0 >= 0x03090000)
+    made->interp_id = PyInterpreterState_GetID(PyInterpreterState_Get());
+#endif
+    PyObject* capsule = PyCapsule_New(made, nullptr, &destroy_internals);
     if (capsule == nullptr) {
-      delete in;
+      delete made;
       return nullptr;
     }
-    in->capsule = capsule;
-    const int rc = PyDict_SetItemString(dict, internals_key, capsule);
-    Py_DECREF(capsule);  // the dict owns it now (or it died and freed `in`)
-    if (rc != 0) return nullptr;
+    made->capsule = capsule;  // set before it is published, never written after
+    found = publish_internals(dict, capsule);
+    if (found == nullptr) return nullptr;
   }
-  if (interp != nullptr) {
-    cached_internals() = in;
-    cached_interpreter() = interp;
-  }
+  auto* in = static_cast<Internals*>(PyCapsule_GetPointer(found, nullptr));
+  if (in != nullptr && interp != nullptr) cached_internals().store(in, shared_release);
   return in;
 }
 
 /// This interpreter's state where the one-entry cache has it, else NULL (nothing raised).
 inline Internals* internals_if_cached() noexcept {
   const void* interp = current_interpreter();
-  Internals* cached = cached_internals();
-  return cached != nullptr && interp != nullptr && cached_interpreter() == interp ? cached
-                                                                                  : nullptr;
+  Internals* cached = cached_internals().load(shared_acquire);
+  return cached != nullptr && interp != nullptr && cached->interp == interp ? cached : nullptr;
 }
 
 /// This interpreter's state; NULL with a Python exception set on failure.
@@ -1052,6 +1229,8 @@ DLPACKPP_END_NAMESPACE
 /// What import knows about a producer type, cached per interpreter (16 entries, each holding
 /// a strong reference to its type): its exchange table, whether it speaks only the legacy
 /// protocol, and its `__dlpack__` where calling that directly is exactly `obj.__dlpack__`.
+/// Without the GIL the table is per thread as well (see thread_table), so that no lock is
+/// taken on the per-tensor path and no thread evicts an entry another is reading.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 #if DLPACKPP_PYTHON_AVAILABLE
@@ -1059,7 +1238,12 @@ DLPACKPP_END_NAMESPACE
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
 // #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/free_threading.hpp" (already inlined)
+// #include "dlpackpp/python/gil.hpp" (already inlined)
 // #include "dlpackpp/python/state.hpp" (already inlined)
+
+#include <cstdint>
+#include <new>
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
@@ -1071,11 +1255,26 @@ namespace detail {
 // instances have no __dict__ (nothing can shadow the method), and the attribute is a plain
 // function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). Types can be changed at run
 // time, so every use compares the type's tp_version_tag, which CPython changes whenever the
-// type or a base is modified: a modified type goes back to the name lookup for good.
+// type or a base is modified: a modified type goes back to the name lookup for good. The
+// kept function is a strong reference, so it stays callable even if the type drops it; tags
+// are never reused, so an equal tag is the same, unmodified type.
 #if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
 #define DLPACKPP_PY_CACHE_DLPACK 1
 #else
 #define DLPACKPP_PY_CACHE_DLPACK 0
+#endif
+
+#if DLPACKPP_PY_CACHE_DLPACK
+// `tp`'s version tag while it is valid, else 0. Up to 3.12 a modified type loses
+// Py_TPFLAGS_VALID_VERSION_TAG; 3.13 no longer maintains that flag and sets the tag to 0
+// instead (0 is never a valid tag).
+inline unsigned int valid_version_tag(PyTypeObject* tp) noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return version_tag_of(tp);
+#else
+  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0u;
+#endif
+}
 #endif
 
 // The type's exchange table: only a "dlpack_exchange_api" capsule in
@@ -1117,12 +1316,11 @@ DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsi
     PyErr_Clear();
     return nullptr;
   }
-  if (!PyType_HasFeature(Py_TYPE(attr), Py_TPFLAGS_METHOD_DESCRIPTOR) ||
-      !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+  tag = valid_version_tag(tp);
+  if (!PyType_HasFeature(Py_TYPE(attr), Py_TPFLAGS_METHOD_DESCRIPTOR) || tag == 0) {
     Py_DECREF(attr);
     return nullptr;
   }
-  tag = tp->tp_version_tag;
   return attr;
 #else
   static_cast<void>(in);
@@ -1135,11 +1333,8 @@ DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsi
 // The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
 inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
 #if DLPACKPP_PY_CACHE_DLPACK
-  PyTypeObject* tp = Py_TYPE(obj);
-  if (entry.dlpack != nullptr && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) &&
-      tp->tp_version_tag == entry.version_tag) {
+  if (entry.dlpack != nullptr && valid_version_tag(Py_TYPE(obj)) == entry.version_tag)
     return entry.dlpack;
-  }
 #else
   static_cast<void>(entry);
   static_cast<void>(obj);
@@ -1147,22 +1342,74 @@ inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
   return nullptr;
 }
 
+#if DLPACKPP_PY_FREE_THREADED
+// Without the GIL: this thread's table for one interpreter (by its id, which CPython never
+// reuses), and its hint. Nothing in it is shared, so it needs no lock and no atomics; what one
+// thread learns (a table, a legacy producer) another learns again, once per type. At thread
+// exit its references are dropped with release_reference (the GIL taken only while shutdown
+// cannot start; leaked otherwise): for the main interpreter only, the one PyGILState serves.
+// A sub-interpreter's table is leaked instead, as is one left when the thread moves to another
+// interpreter: that interpreter may be gone.
+struct ThreadTypeTable {
+  std::int64_t interp_id = -1;
+  int hint = 0;
+  TypeTable table;
+  ThreadTypeTable() = default;
+  ThreadTypeTable(const ThreadTypeTable&) = delete;
+  ThreadTypeTable& operator=(const ThreadTypeTable&) = delete;
+  ~ThreadTypeTable() {
+    if (interp_id != 0) return;  // not the main interpreter (or never used)
+    for (int i = 0; i < table.type_count; ++i) {
+      release_reference(table.types[i].dlpack);
+      release_reference(table.types[i].type);
+    }
+  }
+};
+inline ThreadTypeTable& thread_table() noexcept {
+  static thread_local ThreadTypeTable mine;
+  return mine;
+}
+#endif
+
+/// The table `in`'s interpreter keeps for this thread: the interpreter's own with the GIL.
+inline TypeTable& table_of(Internals& in) noexcept {
+#if DLPACKPP_PY_FREE_THREADED
+  ThreadTypeTable& mine = thread_table();
+  if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
+    ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
+    mine.interp_id = in.interp_id;
+    mine.hint = 0;
+  }
+  return mine.table;
+#else
+  return in.table;
+#endif
+}
+
 // The slot the last lookup found: a module calling with one producer type again and again
-// (the common case) then skips the scan. Only a hint, checked against the slot's type, so it
-// is right for any interpreter's table and needs no room in the shared Internals.
-inline int& last_found_slot() noexcept {
+// (the common case) then skips the scan. Only a hint, checked against the slot's type, so with
+// the GIL one per process is right for any interpreter's table and needs no room in the shared
+// Internals; without it, one per thread beside the thread's table.
+inline int& last_found_slot(TypeTable& table) noexcept {
+#if DLPACKPP_PY_FREE_THREADED
+  static_cast<void>(table);
+  return thread_table().hint;
+#else
+  static_cast<void>(table);
   static int slot = 0;
   return slot;
+#endif
 }
 
 /// `type`'s entry if it is cached, else NULL; never calls into Python.
 inline TypeEntry* cached_type(Internals& in, PyObject* type) noexcept {
-  int& hint = last_found_slot();
-  if (DLPACKPP_LIKELY(in.types[hint].type == type)) return &in.types[hint];
-  for (int i = 0; i < in.type_count; ++i) {
-    if (in.types[i].type == type) {
+  TypeTable& table = table_of(in);
+  int& hint = last_found_slot(table);
+  if (DLPACKPP_LIKELY(table.types[hint].type == type)) return &table.types[hint];
+  for (int i = 0; i < table.type_count; ++i) {
+    if (table.types[i].type == type) {
       hint = i;
-      return &in.types[i];
+      return &table.types[i];
     }
   }
   return nullptr;
@@ -1183,19 +1430,23 @@ DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const bool grad = lookup_grad(in, type, api);
   unsigned int tag = 0;
   PyObject* dlpack = lookup_dlpack(in, type, tag);
-  int slot = in.type_count;
+#if DLPACKPP_PY_FREE_THREADED
+  arm_shutdown_guard();  // the thread's table drops its references at thread exit
+#endif
+  TypeTable& table = table_of(in);
+  int slot = table.type_count;
   PyObject* evicted = nullptr;
   PyObject* evicted_dlpack = nullptr;
-  if (slot < Internals::type_slots) {
-    ++in.type_count;
+  if (slot < TypeTable::slots) {
+    ++table.type_count;
   } else {
-    slot = in.next_evict;
-    in.next_evict = (slot + 1) % Internals::type_slots;
-    evicted = in.types[slot].type;
-    evicted_dlpack = in.types[slot].dlpack;
+    slot = table.next_evict;
+    table.next_evict = (slot + 1) % TypeTable::slots;
+    evicted = table.types[slot].type;
+    evicted_dlpack = table.types[slot].dlpack;
   }
   Py_INCREF(type);
-  in.types[slot] = TypeEntry{type, api, false, dlpack, tag, grad};
+  table.types[slot] = TypeEntry{type, api, false, dlpack, tag, grad};
   Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
   Py_XDECREF(evicted);
   return cached_type(in, type);  // NULL only if the decrefs above re-entered and evicted it
@@ -1215,8 +1466,9 @@ inline TypeEntry* type_entry_of(Internals& in, PyObject* obj) {
 
 /// Notes that `type`'s __dlpack__ rejected max_version: later imports skip the first try.
 inline void remember_legacy(Internals& in, PyObject* type) noexcept {
-  for (int i = 0; i < in.type_count; ++i) {
-    if (in.types[i].type == type) in.types[i].legacy = true;
+  TypeTable& table = table_of(in);
+  for (int i = 0; i < table.type_count; ++i) {
+    if (table.types[i].type == type) table.types[i].legacy = true;
   }
 }
 
@@ -1343,13 +1595,23 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 // ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
 
 // Through `method` (the type's kept __dlpack__, which the caller holds a reference to) where
-// not NULL; a new reference or NULL with a Python exception set.
+// not NULL; a new reference or NULL with a Python exception set. Four ways to make the call,
+// each where the API in force has it, the cheapest first:
+// - the full API (3.9+) with the kept method and max_version alone or no keyword: one
+//   vectorcall with arguments already built (no attribute lookup, nothing made or released);
+// - the full API otherwise: the kept method, or PyObject_VectorcallMethod with the interned
+//   name, with the interpreter's keyword-name tuple for `mask`;
+// - the limited API 3.12+: PyObject_VectorcallMethod (no kept method: no tp_version_tag);
+// - older limited APIs: the attribute looked up and called with a kwargs dict.
+// What the first two buy: an import through __dlpack__ skips the attribute lookup and builds
+// no tuple or dict (see benchmarks/python_compare/README.md); what they rely on: the kept
+// method is exactly obj.__dlpack__ (DLPACKPP_PY_CACHE_DLPACK, type_cache.hpp).
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
 #if DLPACKPP_PY_CACHE_DLPACK
-  // What nearly every import asks, max_version alone (once its keyword tuple exists) or no
-  // keyword at all, through the kept method: nothing to build or release.
-  const bool plain = mask == 0 || (mask == kw_max_version && in.kwnames[kw_max_version] != nullptr);
+  // What nearly every import asks, max_version alone or no keyword at all, through the kept
+  // method: nothing to build or release.
+  const bool plain = mask == 0 || mask == kw_max_version;
   if (DLPACKPP_LIKELY(plain && method != nullptr)) {
     PyObject* fast[3] = {nullptr, obj, in.max_version};
     return PyObject_Vectorcall(method, fast + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
@@ -1374,18 +1636,7 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   }
   if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
   PyObject* result = nullptr;
-  if (ok && mask != 0 && in.kwnames[mask] == nullptr) {
-    PyObject* names = PyTuple_New(n - 1);
-    Py_ssize_t k = 0;
-    for (unsigned bit = 0; names != nullptr && bit < 4; ++bit) {
-      if ((mask & (1u << bit)) == 0) continue;
-      Py_INCREF(in.keyword_names[bit]);
-      PyTuple_SetItem(names, k++, in.keyword_names[bit]);
-    }
-    in.kwnames[mask] = names;
-    ok = names != nullptr;
-  }
-  if (ok) {
+  if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
 #if DLPACKPP_PY_CACHE_DLPACK
     if (method != nullptr) {
       result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
@@ -1611,12 +1862,15 @@ DLPACKPP_END_NAMESPACE
 /// The instance of `dlpackpp.Tensor` and its exports. The C++ tensor is shared by the object
 /// and every export made of it (each a small DLPack struct of its own that points at the same
 /// buffer, shape and strides); the last of them to go releases it, on whatever thread that
-/// is, with no GIL needed: a count, not a Python reference, keeps it alive.
+/// is, with no GIL needed: a count, not a Python reference, keeps it alive. Without the GIL the
+/// object's fields are written once: the shared tensor when the object is made, the shape and
+/// device tuples published once, the `exported` flag atomically.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 #if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/recycled_block.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/dtype.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
@@ -1625,6 +1879,7 @@ DLPACKPP_END_NAMESPACE
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/producers.hpp is in it
 // #include "dlpackpp/python/capsule.hpp" (already inlined)
+// #include "dlpackpp/python/free_threading.hpp" (already inlined)
 // #include "dlpackpp/python/state.hpp" (already inlined)
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
 
@@ -1639,25 +1894,9 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-/// Memory for blocks of type T, with one block kept for reuse: the exports of a tensor are
-/// made and dropped in quick succession, and malloc and free would be a large part of their
-/// cost. Lock-free (one atomic exchange each way), so a block may be given back on any thread.
-template <class T>
-struct BlockCache {
-  static std::atomic<void*>& spare() noexcept {
-    static std::atomic<void*> block{nullptr};  // constant-initialized; kept until exit
-    return block;
-  }
-  /// Uninitialized memory for a T, or NULL when out of memory.
-  static void* take() noexcept {
-    void* p = spare().exchange(nullptr, std::memory_order_acquire);
-    return p != nullptr ? p : ::operator new(sizeof(T), std::nothrow);
-  }
-  /// Memory that held a T (already destroyed), kept for the next take().
-  static void give_back(void* p) noexcept {
-    ::operator delete(spare().exchange(p, std::memory_order_acq_rel));
-  }
-};
+// The blocks of exports and shared tensors: one freed block of each kind kept for the next,
+// exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
+using ::dlpackpp::detail::RecycledBlock;
 
 /// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
 /// (the object, each export).
@@ -1671,7 +1910,7 @@ struct SharedTensor {
 inline void let_go(SharedTensor* shared) noexcept {
   if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     shared->~SharedTensor();
-    BlockCache<SharedTensor>::give_back(shared);
+    RecycledBlock<SharedTensor>::give_back(shared);
   }
 }
 
@@ -1685,7 +1924,7 @@ struct SharedExport {
   static void deleter(M* self) noexcept {
     auto* e = static_cast<SharedExport*>(self->manager_ctx);
     SharedTensor* shared = e->shared;
-    BlockCache<SharedExport>::give_back(e);  // trivially destructible
+    RecycledBlock<SharedExport>::give_back(e);  // trivially destructible
     let_go(shared);
   }
 };
@@ -1694,7 +1933,7 @@ struct SharedExport {
 template <class M>
 BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
   static_assert(std::is_trivially_destructible<SharedExport<M>>::value, "see deleter");
-  void* memory = BlockCache<SharedExport<M>>::take();
+  void* memory = RecycledBlock<SharedExport<M>>::take(std::nothrow);
   if (memory == nullptr) {
     PyErr_NoMemory();
     return {};
@@ -1715,18 +1954,27 @@ BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
   return BasicManagedTensor<M>::adopt_unchecked(&e->managed);  // validated when it was made
 }
 
-/// The instance layout of dlpackpp.Tensor. The tensor stays in the object until its first
-/// export moves it into a SharedTensor: an object never exported costs no allocation.
+/// The instance layout of dlpackpp.Tensor. With the GIL the tensor stays in the object until
+/// its first export moves it into a SharedTensor: an object never exported costs no
+/// allocation. Without it the SharedTensor is made with the object (to_pyobject), so that no
+/// thread moves the tensor while another reads it, and `shared` never changes after that.
 struct TensorObject {
-  PyObject_HEAD ImportedTensor own;  ///< the tensor until the first export, then empty
-  SharedTensor* shared;              ///< from the first export on; one holder is the object
-  PyObject* shape;                   ///< tuple, made on first use
-  PyObject* device_tuple;            ///< (device_type, device_id), made on first use
-  bool exported;                     ///< exported (or imported through the table) at least once
+  PyObject_HEAD ImportedTensor own;     ///< the tensor until the first export, then empty
+  SharedTensor* shared;                 ///< from the first export on; one holder is the object
+  std::atomic<PyObject*> shape;         ///< tuple, made on first use (publish_once)
+  std::atomic<PyObject*> device_tuple;  ///< (device_type, device_id), made on first use
+  std::atomic<bool> exported;           ///< exported (or imported through the table) at least once
 };
 
 inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
-  return in.tensor_type != nullptr && reinterpret_cast<PyObject*>(Py_TYPE(obj)) == in.tensor_type;
+  // No type yet (NULL) matches no object; comparing the pointer needs no ordering.
+  return reinterpret_cast<PyObject*>(Py_TYPE(obj)) ==
+         in.tensor_type.load(std::memory_order_relaxed);
+}
+
+/// Notes that the object was exported (read by its `exported` property only).
+inline void mark_exported(TensorObject* self) noexcept {
+  self->exported.store(true, std::memory_order_relaxed);
 }
 
 /// The object's tensor, wherever it is now. Moving it into a SharedTensor moves the handle
@@ -1738,10 +1986,11 @@ inline const ImportedTensor& tensor_of(PyObject* obj) noexcept {
   return tensor_of(reinterpret_cast<const TensorObject*>(obj));
 }
 
-/// The object's SharedTensor, made on first use; NULL with MemoryError raised.
+/// The object's SharedTensor, made on first use (with the GIL; without it, by to_pyobject);
+/// NULL with MemoryError raised.
 inline SharedTensor* shared_of(TensorObject* self) noexcept {
-  if (self->shared == nullptr) {
-    void* memory = BlockCache<SharedTensor>::take();
+  if (!DLPACKPP_PY_FREE_THREADED && self->shared == nullptr) {
+    void* memory = RecycledBlock<SharedTensor>::take(std::nothrow);
     if (memory == nullptr) {
       PyErr_NoMemory();
       return nullptr;
@@ -1765,20 +2014,19 @@ inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcep
   return is_tensor_object(in, obj) ? &tensor_of(obj) : nullptr;
 }
 
+/// The object's shape tuple (borrowed), made on first use; NULL with an exception set.
 inline PyObject* shape_tuple(TensorObject* self) {
-  if (self->shape == nullptr) {
-    const IntSpan shape = tensor_of(self).shape();
-    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
-    for (std::size_t d = 0; tuple != nullptr && d < shape.size(); ++d) {
-      PyObject* extent = PyLong_FromLongLong(static_cast<long long>(shape[d]));
-      if (extent == nullptr)
-        Py_CLEAR(tuple);
-      else
-        PyTuple_SetItem(tuple, static_cast<Py_ssize_t>(d), extent);
-    }
-    self->shape = tuple;
+  if (PyObject* shape = published(self->shape)) return shape;
+  const IntSpan shape = tensor_of(self).shape();
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
+  for (std::size_t d = 0; tuple != nullptr && d < shape.size(); ++d) {
+    PyObject* extent = PyLong_FromLongLong(static_cast<long long>(shape[d]));
+    if (extent == nullptr)
+      Py_CLEAR(tuple);
+    else
+      PyTuple_SetItem(tuple, static_cast<Py_ssize_t>(d), extent);
   }
-  return self->shape;
+  return tuple != nullptr ? publish_once(self->shape, tuple) : nullptr;
 }
 
 /// A compact host copy of `view` (copy=True); sub-byte types only when already contiguous.
@@ -1998,6 +2246,7 @@ DLPACKPP_END_NAMESPACE
 // ---- end dlpackpp/python/borrow.hpp ----
 // #include "dlpackpp/python/capsule.hpp" (already inlined)
 // #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/free_threading.hpp" (already inlined)
 // #include "dlpackpp/python/gil.hpp" (already inlined)
 // #include "dlpackpp/python/import.hpp" (already inlined)
 // #include "dlpackpp/python/state.hpp" (already inlined)
@@ -2190,7 +2439,7 @@ PyObject* shared_capsule(TensorObject* self) {
   if (shared == nullptr) return nullptr;
   BasicManagedTensor<M> e = export_of<M>(shared);
   PyObject* capsule = e ? capsule_of(std::move(e)) : nullptr;  // on failure `e` lets go
-  if (capsule != nullptr) self->exported = true;
+  if (capsule != nullptr) mark_exported(self);
   return capsule;
 }
 
@@ -2274,10 +2523,12 @@ DLPACKPP_END_NAMESPACE
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/flags.hpp is in it
 // #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/free_threading.hpp" (already inlined)
 // #include "dlpackpp/python/state.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_dlpack.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_object.hpp" (already inlined)
 
+#include <atomic>
 #include <new>
 #include <string>
 #include <string_view>
@@ -2293,14 +2544,15 @@ namespace detail {
 // The tuple is made once per object (the device never changes) and shared after that.
 inline PyObject* tensor_dlpack_device(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<TensorObject*>(obj);
-  if (self->device_tuple == nullptr) {
+  PyObject* tuple = published(self->device_tuple);
+  if (tuple == nullptr) {
     const Device device = tensor_of(self).device();
-    self->device_tuple =
-        Py_BuildValue("(ii)", static_cast<int>(device.type()), static_cast<int>(device.id()));
-    if (self->device_tuple == nullptr) return nullptr;
+    tuple = Py_BuildValue("(ii)", static_cast<int>(device.type()), static_cast<int>(device.id()));
+    if (tuple == nullptr) return nullptr;
+    tuple = publish_once(self->device_tuple, tuple);
   }
-  Py_INCREF(self->device_tuple);
-  return self->device_tuple;
+  Py_INCREF(tuple);
+  return tuple;
 }
 
 inline PyObject* tensor_get_shape(PyObject* obj, void*) {
@@ -2338,7 +2590,8 @@ inline PyObject* tensor_get_read_only(PyObject* obj, void*) {
 }
 
 inline PyObject* tensor_get_exported(PyObject* obj, void*) {
-  return PyBool_FromLong(reinterpret_cast<TensorObject*>(obj)->exported ? 1 : 0);
+  const auto* self = reinterpret_cast<const TensorObject*>(obj);
+  return PyBool_FromLong(self->exported.load(std::memory_order_relaxed) ? 1 : 0);
 }
 
 inline PyObject* tensor_new(PyTypeObject*, PyObject*, PyObject*) {
@@ -2354,8 +2607,8 @@ inline void tensor_dealloc(PyObject* obj) {
   {
     PreserveError keep;  // the deleter may run Python code while an exception is in flight
     release_tensor(self);
-    Py_CLEAR(self->shape);
-    Py_CLEAR(self->device_tuple);
+    Py_XDECREF(self->shape.load(std::memory_order_relaxed));  // the last reference: no race
+    Py_XDECREF(self->device_tuple.load(std::memory_order_relaxed));
   }
   PyObject_Free(obj);
   Py_DECREF(reinterpret_cast<PyObject*>(type));  // instances of heap types own a reference
@@ -2396,7 +2649,7 @@ struct TensorExchangeImpl {
     if (shared != nullptr) out = export_of<DLManagedTensorVersioned>(shared);
     // Fails only out of memory; the MemoryError stays pending (set_error keeps it).
     if (!out) return Error(Errc::invalid_argument, "out of memory");
-    (*self)->exported = true;
+    mark_exported(*self);
     return out;
   }
   static Result<void*> managed_tensor_to_py_object_no_sync(ManagedTensor& tensor) {
@@ -2472,8 +2725,14 @@ inline PyObject* make_tensor_type() {
 inline PyTypeObject* tensor_type() noexcept {
   detail::Internals* in = detail::internals();
   if (in == nullptr) return nullptr;
-  if (in->tensor_type == nullptr) in->tensor_type = detail::make_tensor_type();
-  return reinterpret_cast<PyTypeObject*>(in->tensor_type);
+  PyObject* type = detail::published(in->tensor_type);
+  if (type == nullptr) {
+    // Two threads may both make one: the first published is everyone's, the other dropped.
+    PyObject* made = detail::make_tensor_type();
+    if (made == nullptr) return nullptr;
+    type = detail::publish_once(in->tensor_type, made);
+  }
+  return reinterpret_cast<PyTypeObject*>(type);
 }
 
 /// A new reference to a `dlpackpp.Tensor` owning `tensor` (the handle is emptied): it
@@ -2490,14 +2749,31 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   }
   PyTypeObject* type = tensor_type();
   if (type == nullptr) return nullptr;
+#if DLPACKPP_PY_FREE_THREADED
+  // Without the GIL the tensor goes into its SharedTensor at once (see TensorObject).
+  void* block = detail::RecycledBlock<detail::SharedTensor>::take(std::nothrow);
+  if (block == nullptr) {
+    PyErr_NoMemory();
+    return nullptr;
+  }
+#endif
   PyObject* obj = PyType_GenericAlloc(type, 0);  // zero-filled; holds a reference to the type
-  if (obj == nullptr) return nullptr;
+  if (obj == nullptr) {
+#if DLPACKPP_PY_FREE_THREADED
+    detail::RecycledBlock<detail::SharedTensor>::give_back(block);
+#endif
+    return nullptr;
+  }
   auto* self = reinterpret_cast<detail::TensorObject*>(obj);
+#if DLPACKPP_PY_FREE_THREADED
+  self->shared = ::new (block) detail::SharedTensor(std::move(tensor));
+#else
   ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));
   self->shared = nullptr;
-  self->shape = nullptr;
-  self->device_tuple = nullptr;
-  self->exported = false;
+#endif
+  ::new (static_cast<void*>(&self->shape)) std::atomic<PyObject*>(nullptr);
+  ::new (static_cast<void*>(&self->device_tuple)) std::atomic<PyObject*>(nullptr);
+  ::new (static_cast<void*>(&self->exported)) std::atomic<bool>(false);
   return obj;
 }
 

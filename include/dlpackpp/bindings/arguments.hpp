@@ -37,9 +37,8 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
-/// The owning handle python::try_from_dlpack returns: versioned where the dlpack.h in force
-/// has it, legacy otherwise.
-using ImportedTensor = DefaultManagedTensor;
+// The owning handle python::try_from_dlpack returns (python/capsule.hpp defines it).
+using ::dlpackpp::python::ImportedTensor;
 
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
 /// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.

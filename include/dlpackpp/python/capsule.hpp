@@ -15,10 +15,12 @@
 #include "dlpackpp/flags.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/python/errors.hpp"
+#include "dlpackpp/python/free_threading.hpp"
 #include "dlpackpp/validate.hpp"
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -103,16 +105,6 @@ Result<BasicManagedTensor<M>> take_pointer(PyObject* capsule, M* managed,
   return BasicManagedTensor<M>::try_adopt(managed, options);
 }
 
-#if DLPACKPP_HAS_VERSIONED
-// to_versioned() for a legacy tensor that adoption has just validated: with flags 0 its
-// re-validation would repeat the same checks on every legacy import, so the same wrapper is
-// made without them (the legacy deleter stays responsible, called exactly once). `flags`:
-// what the importer decided the legacy struct could not say (READ_ONLY, see ImportOptions).
-inline ManagedTensor versioned_from_adopted(LegacyManagedTensor&& legacy, std::uint64_t flags) {
-  return ::dlpackpp::detail::versioned_from_checked(std::move(legacy), flags);
-}
-#endif
-
 DLPACKPP_COLD inline Error capsule_name_error(PyObject* capsule) {
   if (!PyCapsule_CheckExact(capsule)) {
     return make_error(Errc::invalid_argument, "expected a DLPack capsule, got a ",
@@ -166,21 +158,44 @@ inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
 /// the kind the producer was asked for (`expect_legacy`) looked up first.
 inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
                                              std::uint64_t legacy_flags,
-                                             bool expect_legacy = false) {
-  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+                                             bool expect_legacy = false);
+
+// import_capsule once the capsule is known not to be NULL.
+inline Result<ImportedTensor> import_fresh_capsule(PyObject* capsule,
+                                                   const ValidateOptions& options,
+                                                   std::uint64_t legacy_flags, bool expect_legacy) {
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
 #if DLPACKPP_HAS_VERSIONED
   if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
   if (found.legacy != nullptr) {
     Result<LegacyManagedTensor> legacy = take_pointer(capsule, found.legacy, options);
     if (!legacy) return legacy.error();
-    return versioned_from_adopted(std::move(*legacy), legacy_flags);
+    // to_versioned() without its re-validation, which would repeat the checks adoption has
+    // just made on every legacy import (the legacy deleter stays responsible, called once);
+    // `legacy_flags`: what the importer decided the legacy struct could not say.
+    return ::dlpackpp::detail::versioned_from_checked(std::move(*legacy), legacy_flags);
   }
 #else
   static_cast<void>(legacy_flags);  // no flags without a versioned struct
   if (found.legacy != nullptr) return take_pointer(capsule, found.legacy, options);
 #endif
   return capsule_name_error(capsule);
+}
+
+inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
+                                             std::uint64_t legacy_flags, bool expect_legacy) {
+  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+#if DLPACKPP_PY_FREE_THREADED
+  // Two threads consuming one capsule: under the capsule's own lock "still fresh? rename it"
+  // is one step, so one thread takes the tensor and the other finds the capsule used.
+  std::optional<Result<ImportedTensor>> out;
+  Py_BEGIN_CRITICAL_SECTION(capsule);
+  out.emplace(import_fresh_capsule(capsule, options, legacy_flags, expect_legacy));
+  Py_END_CRITICAL_SECTION();
+  return std::move(*out);
+#else
+  return import_fresh_capsule(capsule, options, legacy_flags, expect_legacy);
+#endif
 }
 
 // The destructor of a capsule leased (see lease_view): the capsule was renamed "used_...",

@@ -112,13 +112,23 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 // ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
 
 // Through `method` (the type's kept __dlpack__, which the caller holds a reference to) where
-// not NULL; a new reference or NULL with a Python exception set.
+// not NULL; a new reference or NULL with a Python exception set. Four ways to make the call,
+// each where the API in force has it, the cheapest first:
+// - the full API (3.9+) with the kept method and max_version alone or no keyword: one
+//   vectorcall with arguments already built (no attribute lookup, nothing made or released);
+// - the full API otherwise: the kept method, or PyObject_VectorcallMethod with the interned
+//   name, with the interpreter's keyword-name tuple for `mask`;
+// - the limited API 3.12+: PyObject_VectorcallMethod (no kept method: no tp_version_tag);
+// - older limited APIs: the attribute looked up and called with a kwargs dict.
+// What the first two buy: an import through __dlpack__ skips the attribute lookup and builds
+// no tuple or dict (see benchmarks/python_compare/README.md); what they rely on: the kept
+// method is exactly obj.__dlpack__ (DLPACKPP_PY_CACHE_DLPACK, type_cache.hpp).
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
 #if DLPACKPP_PY_CACHE_DLPACK
-  // What nearly every import asks, max_version alone (once its keyword tuple exists) or no
-  // keyword at all, through the kept method: nothing to build or release.
-  const bool plain = mask == 0 || (mask == kw_max_version && in.kwnames[kw_max_version] != nullptr);
+  // What nearly every import asks, max_version alone or no keyword at all, through the kept
+  // method: nothing to build or release.
+  const bool plain = mask == 0 || mask == kw_max_version;
   if (DLPACKPP_LIKELY(plain && method != nullptr)) {
     PyObject* fast[3] = {nullptr, obj, in.max_version};
     return PyObject_Vectorcall(method, fast + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
@@ -143,18 +153,7 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   }
   if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
   PyObject* result = nullptr;
-  if (ok && mask != 0 && in.kwnames[mask] == nullptr) {
-    PyObject* names = PyTuple_New(n - 1);
-    Py_ssize_t k = 0;
-    for (unsigned bit = 0; names != nullptr && bit < 4; ++bit) {
-      if ((mask & (1u << bit)) == 0) continue;
-      Py_INCREF(in.keyword_names[bit]);
-      PyTuple_SetItem(names, k++, in.keyword_names[bit]);
-    }
-    in.kwnames[mask] = names;
-    ok = names != nullptr;
-  }
-  if (ok) {
+  if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
 #if DLPACKPP_PY_CACHE_DLPACK
     if (method != nullptr) {
       result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,

@@ -2,7 +2,9 @@
 /// @file
 /// Per-interpreter state: one Internals block per interpreter, shared by every extension
 /// built with the same dlpackpp ABI (it lives in the interpreter's dict under a key carrying
-/// that ABI), found through a one-entry cache of the last interpreter.
+/// that ABI), found through a one-entry cache of the last interpreter. Without the GIL the
+/// block is immutable once published (everything in it is made before it is, but the
+/// dlpackpp.Tensor type, published once), and the type cache is per thread (type_cache.hpp).
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
@@ -10,7 +12,10 @@
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/exchange_api.hpp"
+#include "dlpackpp/python/free_threading.hpp"
 
+#include <atomic>
+#include <cstdint>
 #include <new>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -37,28 +42,37 @@ struct TypeEntry {
 /// Keyword slots of __dlpack__, as bits of a mask (the order of Internals::keyword_names).
 enum Keyword : unsigned { kw_max_version = 1, kw_stream = 2, kw_dl_device = 4, kw_copy = 8 };
 
+/// What import remembers about up to 16 producer types, evicted oldest first (type_cache.hpp).
+/// One per interpreter with the GIL; one per thread and interpreter without it.
+struct TypeTable {
+  static constexpr int slots = 16;
+  TypeEntry types[slots];
+  int type_count = 0;
+  int next_evict = 0;
+};
+
 /// One per interpreter (see the file comment).
 struct Internals {
-  static constexpr int type_slots = 16;
-  PyObject* capsule = nullptr;  ///< the dict entry that owns this block (borrowed)
-  PyObject* tensor_type = nullptr;
+  PyObject* capsule = nullptr;                  ///< the dict entry that owns this block (borrowed)
+  const void* interp = nullptr;                 ///< the interpreter it belongs to
+  std::int64_t interp_id = -1;                  ///< its PyInterpreterState_GetID, or -1
+  std::atomic<PyObject*> tensor_type{nullptr};  ///< published once (tensor_type.hpp)
   PyObject* str_dlpack = nullptr;
   PyObject* str_exchange = nullptr;
   PyObject* str_requires_grad = nullptr;
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
-  PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask, made on first use
-  TypeEntry types[type_slots];
-  int type_count = 0;
-  int next_evict = 0;
+  PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask (all made up front)
+#if !DLPACKPP_PY_FREE_THREADED
+  TypeTable table;  ///< without the GIL each thread has its own (type_cache.hpp)
+#endif
 };
 
-inline Internals*& cached_internals() noexcept {
-  static Internals* cached = nullptr;
-  return cached;
-}
-inline const void*& cached_interpreter() noexcept {
-  static const void* cached = nullptr;
+// The last interpreter's block, for a pointer compare instead of a dict lookup. One pointer,
+// read and written atomically (relaxed where the GIL orders everything): a thread never sees a
+// block paired with another interpreter, because the interpreter is read from the block.
+inline std::atomic<Internals*>& cached_internals() noexcept {
+  static std::atomic<Internals*> cached{nullptr};
   return cached;
 }
 
@@ -68,28 +82,28 @@ inline void destroy_internals(PyObject* capsule) {
     PyErr_Clear();
     return;
   }
-  if (cached_internals() == in) {
-    cached_internals() = nullptr;
-    cached_interpreter() = nullptr;
-  }
-  Py_XDECREF(in->tensor_type);
+  Internals* expected = in;
+  cached_internals().compare_exchange_strong(expected, nullptr);
+  Py_XDECREF(in->tensor_type.load());
   Py_XDECREF(in->str_dlpack);
   Py_XDECREF(in->str_exchange);
   Py_XDECREF(in->str_requires_grad);
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
-  for (int i = 0; i < in->type_count; ++i) {
-    Py_XDECREF(in->types[i].type);
-    Py_XDECREF(in->types[i].dlpack);
+#if !DLPACKPP_PY_FREE_THREADED
+  for (int i = 0; i < in->table.type_count; ++i) {
+    Py_XDECREF(in->table.types[i].type);
+    Py_XDECREF(in->table.types[i].dlpack);
   }
+#endif
   delete in;
 }
 
 #define DLPACKPP_PY_STR2(x) #x
 #define DLPACKPP_PY_STR(x) DLPACKPP_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_3__";
+    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_4__";
 #undef DLPACKPP_PY_STR
 #undef DLPACKPP_PY_STR2
 
@@ -124,6 +138,19 @@ DLPACKPP_COLD inline Internals* make_internals() {
     ok = in->max_version != nullptr;
   }
 #endif
+  // Every keyword-name tuple __dlpack__ may be called with, made now so that the block never
+  // changes after it is published (15 small tuples, once per interpreter).
+  for (unsigned mask = 1; ok && mask < 16; ++mask) {
+    const Py_ssize_t count = (mask & 1u) + (mask >> 1 & 1u) + (mask >> 2 & 1u) + (mask >> 3 & 1u);
+    PyObject* tuple = PyTuple_New(count);
+    Py_ssize_t k = 0;
+    for (unsigned bit = 0; tuple != nullptr && bit < 4; ++bit) {
+      if ((mask & (1u << bit)) == 0) continue;
+      Py_INCREF(in->keyword_names[bit]);
+      PyTuple_SetItem(tuple, k++, in->keyword_names[bit]);
+    }
+    ok = (in->kwnames[mask] = tuple) != nullptr;
+  }
   if (!ok) {
     PyObject* capsule = PyCapsule_New(in, nullptr, nullptr);  // borrow the cleanup below
     if (capsule != nullptr) {
@@ -148,6 +175,27 @@ inline PyObject* state_dict() {
 #endif
 }
 
+// Puts `capsule` (a new reference, taken) in the dict under internals_key unless another
+// thread put one there first; the capsule the dict holds (borrowed), or NULL with an exception.
+// Without the GIL two threads may both find no block and make one: the dict keeps the first,
+// and the other's block dies unseen with its capsule.
+DLPACKPP_COLD inline PyObject* publish_internals(PyObject* dict, PyObject* capsule) {
+#if DLPACKPP_PY_FREE_THREADED
+  PyObject* key = PyUnicode_FromString(internals_key);
+  PyObject* held = nullptr;
+  const int rc = key != nullptr ? PyDict_SetDefaultRef(dict, key, capsule, &held) : -1;
+  Py_XDECREF(key);
+  Py_DECREF(capsule);
+  if (rc < 0) return nullptr;
+  Py_DECREF(held);  // the dict keeps it for the interpreter's life
+  return held;
+#else
+  const int rc = PyDict_SetItemString(dict, internals_key, capsule);
+  Py_DECREF(capsule);  // the dict owns it now (or it died and freed its block)
+  return rc == 0 ? capsule : nullptr;
+#endif
+}
+
 DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
   PyObject* dict = state_dict();
   if (dict == nullptr) {
@@ -155,38 +203,33 @@ DLPACKPP_COLD inline Internals* internals_slow(const void* interp) {
       PyErr_SetString(PyExc_RuntimeError, "dlpackpp: no interpreter state dict");
     return nullptr;
   }
-  PyObject* found = PyDict_GetItemString(dict, internals_key);  // borrowed
-  Internals* in = nullptr;
-  if (found != nullptr) {
-    in = static_cast<Internals*>(PyCapsule_GetPointer(found, nullptr));
-    if (in == nullptr) return nullptr;
-    in->capsule = found;
-  } else {
-    in = make_internals();
-    if (in == nullptr) return nullptr;
-    PyObject* capsule = PyCapsule_New(in, nullptr, &destroy_internals);
+  PyObject* found = PyDict_GetItemString(dict, internals_key);  // borrowed; never replaced
+  if (found == nullptr) {
+    Internals* made = make_internals();
+    if (made == nullptr) return nullptr;
+    made->interp = interp;
+#if PY_VERSION_HEX >= 0x03090000 && (!defined(Py_LIMITED_API) || Py_LIMITED_API + 0 >= 0x03090000)
+    made->interp_id = PyInterpreterState_GetID(PyInterpreterState_Get());
+#endif
+    PyObject* capsule = PyCapsule_New(made, nullptr, &destroy_internals);
     if (capsule == nullptr) {
-      delete in;
+      delete made;
       return nullptr;
     }
-    in->capsule = capsule;
-    const int rc = PyDict_SetItemString(dict, internals_key, capsule);
-    Py_DECREF(capsule);  // the dict owns it now (or it died and freed `in`)
-    if (rc != 0) return nullptr;
+    made->capsule = capsule;  // set before it is published, never written after
+    found = publish_internals(dict, capsule);
+    if (found == nullptr) return nullptr;
   }
-  if (interp != nullptr) {
-    cached_internals() = in;
-    cached_interpreter() = interp;
-  }
+  auto* in = static_cast<Internals*>(PyCapsule_GetPointer(found, nullptr));
+  if (in != nullptr && interp != nullptr) cached_internals().store(in, shared_release);
   return in;
 }
 
 /// This interpreter's state where the one-entry cache has it, else NULL (nothing raised).
 inline Internals* internals_if_cached() noexcept {
   const void* interp = current_interpreter();
-  Internals* cached = cached_internals();
-  return cached != nullptr && interp != nullptr && cached_interpreter() == interp ? cached
-                                                                                  : nullptr;
+  Internals* cached = cached_internals().load(shared_acquire);
+  return cached != nullptr && interp != nullptr && cached->interp == interp ? cached : nullptr;
 }
 
 /// This interpreter's state; NULL with a Python exception set on failure.

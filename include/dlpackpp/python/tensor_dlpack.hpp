@@ -186,7 +186,7 @@ PyObject* shared_capsule(TensorObject* self) {
   if (shared == nullptr) return nullptr;
   BasicManagedTensor<M> e = export_of<M>(shared);
   PyObject* capsule = e ? capsule_of(std::move(e)) : nullptr;  // on failure `e` lets go
-  if (capsule != nullptr) self->exported = true;
+  if (capsule != nullptr) mark_exported(self);
   return capsule;
 }
 

@@ -3,13 +3,16 @@
 /// The instance of `dlpackpp.Tensor` and its exports. The C++ tensor is shared by the object
 /// and every export made of it (each a small DLPack struct of its own that points at the same
 /// buffer, shape and strides); the last of them to go releases it, on whatever thread that
-/// is, with no GIL needed: a count, not a Python reference, keeps it alive.
+/// is, with no GIL needed: a count, not a Python reference, keeps it alive. Without the GIL the
+/// object's fields are written once: the shared tensor when the object is made, the shape and
+/// device tuples published once, the `exported` flag atomically.
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
 #if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
+#include "dlpackpp/detail/recycled_block.hpp"
 #include "dlpackpp/device.hpp"
 #include "dlpackpp/dtype.hpp"
 #include "dlpackpp/error.hpp"
@@ -18,6 +21,7 @@
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/producers.hpp"
 #include "dlpackpp/python/capsule.hpp"
+#include "dlpackpp/python/free_threading.hpp"
 #include "dlpackpp/python/state.hpp"
 #include "dlpackpp/tensor_view.hpp"
 
@@ -32,25 +36,9 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-/// Memory for blocks of type T, with one block kept for reuse: the exports of a tensor are
-/// made and dropped in quick succession, and malloc and free would be a large part of their
-/// cost. Lock-free (one atomic exchange each way), so a block may be given back on any thread.
-template <class T>
-struct BlockCache {
-  static std::atomic<void*>& spare() noexcept {
-    static std::atomic<void*> block{nullptr};  // constant-initialized; kept until exit
-    return block;
-  }
-  /// Uninitialized memory for a T, or NULL when out of memory.
-  static void* take() noexcept {
-    void* p = spare().exchange(nullptr, std::memory_order_acquire);
-    return p != nullptr ? p : ::operator new(sizeof(T), std::nothrow);
-  }
-  /// Memory that held a T (already destroyed), kept for the next take().
-  static void give_back(void* p) noexcept {
-    ::operator delete(spare().exchange(p, std::memory_order_acq_rel));
-  }
-};
+// The blocks of exports and shared tensors: one freed block of each kind kept for the next,
+// exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
+using ::dlpackpp::detail::RecycledBlock;
 
 /// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
 /// (the object, each export).
@@ -64,7 +52,7 @@ struct SharedTensor {
 inline void let_go(SharedTensor* shared) noexcept {
   if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     shared->~SharedTensor();
-    BlockCache<SharedTensor>::give_back(shared);
+    RecycledBlock<SharedTensor>::give_back(shared);
   }
 }
 
@@ -78,7 +66,7 @@ struct SharedExport {
   static void deleter(M* self) noexcept {
     auto* e = static_cast<SharedExport*>(self->manager_ctx);
     SharedTensor* shared = e->shared;
-    BlockCache<SharedExport>::give_back(e);  // trivially destructible
+    RecycledBlock<SharedExport>::give_back(e);  // trivially destructible
     let_go(shared);
   }
 };
@@ -87,7 +75,7 @@ struct SharedExport {
 template <class M>
 BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
   static_assert(std::is_trivially_destructible<SharedExport<M>>::value, "see deleter");
-  void* memory = BlockCache<SharedExport<M>>::take();
+  void* memory = RecycledBlock<SharedExport<M>>::take(std::nothrow);
   if (memory == nullptr) {
     PyErr_NoMemory();
     return {};
@@ -108,18 +96,27 @@ BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
   return BasicManagedTensor<M>::adopt_unchecked(&e->managed);  // validated when it was made
 }
 
-/// The instance layout of dlpackpp.Tensor. The tensor stays in the object until its first
-/// export moves it into a SharedTensor: an object never exported costs no allocation.
+/// The instance layout of dlpackpp.Tensor. With the GIL the tensor stays in the object until
+/// its first export moves it into a SharedTensor: an object never exported costs no
+/// allocation. Without it the SharedTensor is made with the object (to_pyobject), so that no
+/// thread moves the tensor while another reads it, and `shared` never changes after that.
 struct TensorObject {
-  PyObject_HEAD ImportedTensor own;  ///< the tensor until the first export, then empty
-  SharedTensor* shared;              ///< from the first export on; one holder is the object
-  PyObject* shape;                   ///< tuple, made on first use
-  PyObject* device_tuple;            ///< (device_type, device_id), made on first use
-  bool exported;                     ///< exported (or imported through the table) at least once
+  PyObject_HEAD ImportedTensor own;     ///< the tensor until the first export, then empty
+  SharedTensor* shared;                 ///< from the first export on; one holder is the object
+  std::atomic<PyObject*> shape;         ///< tuple, made on first use (publish_once)
+  std::atomic<PyObject*> device_tuple;  ///< (device_type, device_id), made on first use
+  std::atomic<bool> exported;           ///< exported (or imported through the table) at least once
 };
 
 inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
-  return in.tensor_type != nullptr && reinterpret_cast<PyObject*>(Py_TYPE(obj)) == in.tensor_type;
+  // No type yet (NULL) matches no object; comparing the pointer needs no ordering.
+  return reinterpret_cast<PyObject*>(Py_TYPE(obj)) ==
+         in.tensor_type.load(std::memory_order_relaxed);
+}
+
+/// Notes that the object was exported (read by its `exported` property only).
+inline void mark_exported(TensorObject* self) noexcept {
+  self->exported.store(true, std::memory_order_relaxed);
 }
 
 /// The object's tensor, wherever it is now. Moving it into a SharedTensor moves the handle
@@ -131,10 +128,11 @@ inline const ImportedTensor& tensor_of(PyObject* obj) noexcept {
   return tensor_of(reinterpret_cast<const TensorObject*>(obj));
 }
 
-/// The object's SharedTensor, made on first use; NULL with MemoryError raised.
+/// The object's SharedTensor, made on first use (with the GIL; without it, by to_pyobject);
+/// NULL with MemoryError raised.
 inline SharedTensor* shared_of(TensorObject* self) noexcept {
-  if (self->shared == nullptr) {
-    void* memory = BlockCache<SharedTensor>::take();
+  if (!DLPACKPP_PY_FREE_THREADED && self->shared == nullptr) {
+    void* memory = RecycledBlock<SharedTensor>::take(std::nothrow);
     if (memory == nullptr) {
       PyErr_NoMemory();
       return nullptr;
@@ -158,20 +156,19 @@ inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcep
   return is_tensor_object(in, obj) ? &tensor_of(obj) : nullptr;
 }
 
+/// The object's shape tuple (borrowed), made on first use; NULL with an exception set.
 inline PyObject* shape_tuple(TensorObject* self) {
-  if (self->shape == nullptr) {
-    const IntSpan shape = tensor_of(self).shape();
-    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
-    for (std::size_t d = 0; tuple != nullptr && d < shape.size(); ++d) {
-      PyObject* extent = PyLong_FromLongLong(static_cast<long long>(shape[d]));
-      if (extent == nullptr)
-        Py_CLEAR(tuple);
-      else
-        PyTuple_SetItem(tuple, static_cast<Py_ssize_t>(d), extent);
-    }
-    self->shape = tuple;
+  if (PyObject* shape = published(self->shape)) return shape;
+  const IntSpan shape = tensor_of(self).shape();
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(shape.size()));
+  for (std::size_t d = 0; tuple != nullptr && d < shape.size(); ++d) {
+    PyObject* extent = PyLong_FromLongLong(static_cast<long long>(shape[d]));
+    if (extent == nullptr)
+      Py_CLEAR(tuple);
+    else
+      PyTuple_SetItem(tuple, static_cast<Py_ssize_t>(d), extent);
   }
-  return self->shape;
+  return tuple != nullptr ? publish_once(self->shape, tuple) : nullptr;
 }
 
 /// A compact host copy of `view` (copy=True); sub-byte types only when already contiguous.

@@ -14,10 +14,12 @@
 #include "dlpackpp/exchange_api.hpp"
 #include "dlpackpp/flags.hpp"
 #include "dlpackpp/python/errors.hpp"
+#include "dlpackpp/python/free_threading.hpp"
 #include "dlpackpp/python/state.hpp"
 #include "dlpackpp/python/tensor_dlpack.hpp"
 #include "dlpackpp/python/tensor_object.hpp"
 
+#include <atomic>
 #include <new>
 #include <string>
 #include <string_view>
@@ -33,14 +35,15 @@ namespace detail {
 // The tuple is made once per object (the device never changes) and shared after that.
 inline PyObject* tensor_dlpack_device(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<TensorObject*>(obj);
-  if (self->device_tuple == nullptr) {
+  PyObject* tuple = published(self->device_tuple);
+  if (tuple == nullptr) {
     const Device device = tensor_of(self).device();
-    self->device_tuple =
-        Py_BuildValue("(ii)", static_cast<int>(device.type()), static_cast<int>(device.id()));
-    if (self->device_tuple == nullptr) return nullptr;
+    tuple = Py_BuildValue("(ii)", static_cast<int>(device.type()), static_cast<int>(device.id()));
+    if (tuple == nullptr) return nullptr;
+    tuple = publish_once(self->device_tuple, tuple);
   }
-  Py_INCREF(self->device_tuple);
-  return self->device_tuple;
+  Py_INCREF(tuple);
+  return tuple;
 }
 
 inline PyObject* tensor_get_shape(PyObject* obj, void*) {
@@ -78,7 +81,8 @@ inline PyObject* tensor_get_read_only(PyObject* obj, void*) {
 }
 
 inline PyObject* tensor_get_exported(PyObject* obj, void*) {
-  return PyBool_FromLong(reinterpret_cast<TensorObject*>(obj)->exported ? 1 : 0);
+  const auto* self = reinterpret_cast<const TensorObject*>(obj);
+  return PyBool_FromLong(self->exported.load(std::memory_order_relaxed) ? 1 : 0);
 }
 
 inline PyObject* tensor_new(PyTypeObject*, PyObject*, PyObject*) {
@@ -94,8 +98,8 @@ inline void tensor_dealloc(PyObject* obj) {
   {
     PreserveError keep;  // the deleter may run Python code while an exception is in flight
     release_tensor(self);
-    Py_CLEAR(self->shape);
-    Py_CLEAR(self->device_tuple);
+    Py_XDECREF(self->shape.load(std::memory_order_relaxed));  // the last reference: no race
+    Py_XDECREF(self->device_tuple.load(std::memory_order_relaxed));
   }
   PyObject_Free(obj);
   Py_DECREF(reinterpret_cast<PyObject*>(type));  // instances of heap types own a reference
@@ -136,7 +140,7 @@ struct TensorExchangeImpl {
     if (shared != nullptr) out = export_of<DLManagedTensorVersioned>(shared);
     // Fails only out of memory; the MemoryError stays pending (set_error keeps it).
     if (!out) return Error(Errc::invalid_argument, "out of memory");
-    (*self)->exported = true;
+    mark_exported(*self);
     return out;
   }
   static Result<void*> managed_tensor_to_py_object_no_sync(ManagedTensor& tensor) {
@@ -212,8 +216,14 @@ inline PyObject* make_tensor_type() {
 inline PyTypeObject* tensor_type() noexcept {
   detail::Internals* in = detail::internals();
   if (in == nullptr) return nullptr;
-  if (in->tensor_type == nullptr) in->tensor_type = detail::make_tensor_type();
-  return reinterpret_cast<PyTypeObject*>(in->tensor_type);
+  PyObject* type = detail::published(in->tensor_type);
+  if (type == nullptr) {
+    // Two threads may both make one: the first published is everyone's, the other dropped.
+    PyObject* made = detail::make_tensor_type();
+    if (made == nullptr) return nullptr;
+    type = detail::publish_once(in->tensor_type, made);
+  }
+  return reinterpret_cast<PyTypeObject*>(type);
 }
 
 /// A new reference to a `dlpackpp.Tensor` owning `tensor` (the handle is emptied): it
@@ -230,14 +240,31 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   }
   PyTypeObject* type = tensor_type();
   if (type == nullptr) return nullptr;
+#if DLPACKPP_PY_FREE_THREADED
+  // Without the GIL the tensor goes into its SharedTensor at once (see TensorObject).
+  void* block = detail::RecycledBlock<detail::SharedTensor>::take(std::nothrow);
+  if (block == nullptr) {
+    PyErr_NoMemory();
+    return nullptr;
+  }
+#endif
   PyObject* obj = PyType_GenericAlloc(type, 0);  // zero-filled; holds a reference to the type
-  if (obj == nullptr) return nullptr;
+  if (obj == nullptr) {
+#if DLPACKPP_PY_FREE_THREADED
+    detail::RecycledBlock<detail::SharedTensor>::give_back(block);
+#endif
+    return nullptr;
+  }
   auto* self = reinterpret_cast<detail::TensorObject*>(obj);
+#if DLPACKPP_PY_FREE_THREADED
+  self->shared = ::new (block) detail::SharedTensor(std::move(tensor));
+#else
   ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));
   self->shared = nullptr;
-  self->shape = nullptr;
-  self->device_tuple = nullptr;
-  self->exported = false;
+#endif
+  ::new (static_cast<void*>(&self->shape)) std::atomic<PyObject*>(nullptr);
+  ::new (static_cast<void*>(&self->device_tuple)) std::atomic<PyObject*>(nullptr);
+  ::new (static_cast<void*>(&self->exported)) std::atomic<bool>(false);
   return obj;
 }
 

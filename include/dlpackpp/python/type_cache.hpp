@@ -3,6 +3,8 @@
 /// What import knows about a producer type, cached per interpreter (16 entries, each holding
 /// a strong reference to its type): its exchange table, whether it speaks only the legacy
 /// protocol, and its `__dlpack__` where calling that directly is exactly `obj.__dlpack__`.
+/// Without the GIL the table is per thread as well (see thread_table), so that no lock is
+/// taken on the per-tensor path and no thread evicts an entry another is reading.
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
@@ -11,7 +13,12 @@
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/exchange_api.hpp"
 #include "dlpackpp/python/errors.hpp"
+#include "dlpackpp/python/free_threading.hpp"
+#include "dlpackpp/python/gil.hpp"
 #include "dlpackpp/python/state.hpp"
+
+#include <cstdint>
+#include <new>
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
@@ -23,11 +30,26 @@ namespace detail {
 // instances have no __dict__ (nothing can shadow the method), and the attribute is a plain
 // function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). Types can be changed at run
 // time, so every use compares the type's tp_version_tag, which CPython changes whenever the
-// type or a base is modified: a modified type goes back to the name lookup for good.
+// type or a base is modified: a modified type goes back to the name lookup for good. The
+// kept function is a strong reference, so it stays callable even if the type drops it; tags
+// are never reused, so an equal tag is the same, unmodified type.
 #if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
 #define DLPACKPP_PY_CACHE_DLPACK 1
 #else
 #define DLPACKPP_PY_CACHE_DLPACK 0
+#endif
+
+#if DLPACKPP_PY_CACHE_DLPACK
+// `tp`'s version tag while it is valid, else 0. Up to 3.12 a modified type loses
+// Py_TPFLAGS_VALID_VERSION_TAG; 3.13 no longer maintains that flag and sets the tag to 0
+// instead (0 is never a valid tag).
+inline unsigned int valid_version_tag(PyTypeObject* tp) noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return version_tag_of(tp);
+#else
+  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0u;
+#endif
+}
 #endif
 
 // The type's exchange table: only a "dlpack_exchange_api" capsule in
@@ -69,12 +91,11 @@ DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsi
     PyErr_Clear();
     return nullptr;
   }
-  if (!PyType_HasFeature(Py_TYPE(attr), Py_TPFLAGS_METHOD_DESCRIPTOR) ||
-      !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+  tag = valid_version_tag(tp);
+  if (!PyType_HasFeature(Py_TYPE(attr), Py_TPFLAGS_METHOD_DESCRIPTOR) || tag == 0) {
     Py_DECREF(attr);
     return nullptr;
   }
-  tag = tp->tp_version_tag;
   return attr;
 #else
   static_cast<void>(in);
@@ -87,11 +108,8 @@ DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsi
 // The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
 inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
 #if DLPACKPP_PY_CACHE_DLPACK
-  PyTypeObject* tp = Py_TYPE(obj);
-  if (entry.dlpack != nullptr && PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) &&
-      tp->tp_version_tag == entry.version_tag) {
+  if (entry.dlpack != nullptr && valid_version_tag(Py_TYPE(obj)) == entry.version_tag)
     return entry.dlpack;
-  }
 #else
   static_cast<void>(entry);
   static_cast<void>(obj);
@@ -99,22 +117,74 @@ inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
   return nullptr;
 }
 
+#if DLPACKPP_PY_FREE_THREADED
+// Without the GIL: this thread's table for one interpreter (by its id, which CPython never
+// reuses), and its hint. Nothing in it is shared, so it needs no lock and no atomics; what one
+// thread learns (a table, a legacy producer) another learns again, once per type. At thread
+// exit its references are dropped with release_reference (the GIL taken only while shutdown
+// cannot start; leaked otherwise): for the main interpreter only, the one PyGILState serves.
+// A sub-interpreter's table is leaked instead, as is one left when the thread moves to another
+// interpreter: that interpreter may be gone.
+struct ThreadTypeTable {
+  std::int64_t interp_id = -1;
+  int hint = 0;
+  TypeTable table;
+  ThreadTypeTable() = default;
+  ThreadTypeTable(const ThreadTypeTable&) = delete;
+  ThreadTypeTable& operator=(const ThreadTypeTable&) = delete;
+  ~ThreadTypeTable() {
+    if (interp_id != 0) return;  // not the main interpreter (or never used)
+    for (int i = 0; i < table.type_count; ++i) {
+      release_reference(table.types[i].dlpack);
+      release_reference(table.types[i].type);
+    }
+  }
+};
+inline ThreadTypeTable& thread_table() noexcept {
+  static thread_local ThreadTypeTable mine;
+  return mine;
+}
+#endif
+
+/// The table `in`'s interpreter keeps for this thread: the interpreter's own with the GIL.
+inline TypeTable& table_of(Internals& in) noexcept {
+#if DLPACKPP_PY_FREE_THREADED
+  ThreadTypeTable& mine = thread_table();
+  if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
+    ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
+    mine.interp_id = in.interp_id;
+    mine.hint = 0;
+  }
+  return mine.table;
+#else
+  return in.table;
+#endif
+}
+
 // The slot the last lookup found: a module calling with one producer type again and again
-// (the common case) then skips the scan. Only a hint, checked against the slot's type, so it
-// is right for any interpreter's table and needs no room in the shared Internals.
-inline int& last_found_slot() noexcept {
+// (the common case) then skips the scan. Only a hint, checked against the slot's type, so with
+// the GIL one per process is right for any interpreter's table and needs no room in the shared
+// Internals; without it, one per thread beside the thread's table.
+inline int& last_found_slot(TypeTable& table) noexcept {
+#if DLPACKPP_PY_FREE_THREADED
+  static_cast<void>(table);
+  return thread_table().hint;
+#else
+  static_cast<void>(table);
   static int slot = 0;
   return slot;
+#endif
 }
 
 /// `type`'s entry if it is cached, else NULL; never calls into Python.
 inline TypeEntry* cached_type(Internals& in, PyObject* type) noexcept {
-  int& hint = last_found_slot();
-  if (DLPACKPP_LIKELY(in.types[hint].type == type)) return &in.types[hint];
-  for (int i = 0; i < in.type_count; ++i) {
-    if (in.types[i].type == type) {
+  TypeTable& table = table_of(in);
+  int& hint = last_found_slot(table);
+  if (DLPACKPP_LIKELY(table.types[hint].type == type)) return &table.types[hint];
+  for (int i = 0; i < table.type_count; ++i) {
+    if (table.types[i].type == type) {
       hint = i;
-      return &in.types[i];
+      return &table.types[i];
     }
   }
   return nullptr;
@@ -135,19 +205,23 @@ DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const bool grad = lookup_grad(in, type, api);
   unsigned int tag = 0;
   PyObject* dlpack = lookup_dlpack(in, type, tag);
-  int slot = in.type_count;
+#if DLPACKPP_PY_FREE_THREADED
+  arm_shutdown_guard();  // the thread's table drops its references at thread exit
+#endif
+  TypeTable& table = table_of(in);
+  int slot = table.type_count;
   PyObject* evicted = nullptr;
   PyObject* evicted_dlpack = nullptr;
-  if (slot < Internals::type_slots) {
-    ++in.type_count;
+  if (slot < TypeTable::slots) {
+    ++table.type_count;
   } else {
-    slot = in.next_evict;
-    in.next_evict = (slot + 1) % Internals::type_slots;
-    evicted = in.types[slot].type;
-    evicted_dlpack = in.types[slot].dlpack;
+    slot = table.next_evict;
+    table.next_evict = (slot + 1) % TypeTable::slots;
+    evicted = table.types[slot].type;
+    evicted_dlpack = table.types[slot].dlpack;
   }
   Py_INCREF(type);
-  in.types[slot] = TypeEntry{type, api, false, dlpack, tag, grad};
+  table.types[slot] = TypeEntry{type, api, false, dlpack, tag, grad};
   Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
   Py_XDECREF(evicted);
   return cached_type(in, type);  // NULL only if the decrefs above re-entered and evicted it
@@ -167,8 +241,9 @@ inline TypeEntry* type_entry_of(Internals& in, PyObject* obj) {
 
 /// Notes that `type`'s __dlpack__ rejected max_version: later imports skip the first try.
 inline void remember_legacy(Internals& in, PyObject* type) noexcept {
-  for (int i = 0; i < in.type_count; ++i) {
-    if (in.types[i].type == type) in.types[i].legacy = true;
+  TypeTable& table = table_of(in);
+  for (int i = 0; i < table.type_count; ++i) {
+    if (table.types[i].type == type) table.types[i].legacy = true;
   }
 }
 
