@@ -40,7 +40,7 @@ double c_consume_sum(DLManagedTensorVersioned* t) {
   if (t->version.major == DLPACK_MAJOR_VERSION) {
     const DLTensor* x = &t->dl_tensor;
     if (x->ndim == 2 && x->dtype.code == kDLFloat && x->dtype.bits == 32 && x->dtype.lanes == 1) {
-      const float* base = (const float*)((const char*)x->data + x->byte_offset);
+      const float* base = (const float*)((uintptr_t)x->data + (uintptr_t)x->byte_offset);
       const int64_t s0 = x->strides ? x->strides[0] : x->shape[1];
       const int64_t s1 = x->strides ? x->strides[1] : 1;
       sum = 0.0;

@@ -42,8 +42,8 @@ static inline int c_check_tensor(const DLTensor* x, int32_t ndim, const int64_t*
     if (__builtin_mul_overflow(numel, extent, &numel)) return 0;
   }
   if (numel > 0 && x->data == NULL) return 0;
-  const char* first = (const char*)x->data + x->byte_offset;
-  if (((uintptr_t)first & 3u) != 0) return 0;
+  const uintptr_t first = (uintptr_t)x->data + (uintptr_t)x->byte_offset;
+  if ((first & 3u) != 0) return 0;
   out->data = (const float*)first;
   out->numel = numel;
   out->contiguous = contiguous;
