@@ -4,15 +4,18 @@
 # python3.13 source package (the orig tarball on the mirror apt uses, sha256-checked), once plain
 # and once with ThreadSanitizer; makes a venv on the plain one with the cp313t wheels pinned in
 # tests/freethreaded/requirements.txt (NumPy, PyTorch, pybind11, nanobind, pytest); runs the
-# Python and binding suites there with the GIL off (tests/freethreaded checks every test module
-# leaves it off), the free-threaded stress test, and the stress test again under TSan: any
-# ThreadSanitizer report fails the leg.
-# The two interpreters are cached outside the clone, keyed by version and configure flags, under
-# $DLPACKPP_CPYTHON_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/dlpackpp-cpython); a fresh
-# machine builds them (about 4 minutes each on 2 cores, no PGO).
-# Needs: curl or wget, xz, a C compiler, clang (the TSan build and its extensions), PyPI access.
-# Environment: DLPACKPP_CPYTHON_CACHE, DLPACKPP_FT_STRESS_ITERATIONS (stress iterations per
-# thread and path; the test's default otherwise), FT_ONLY=cpython (stop after the two builds).
+# Python and binding suites there with the GIL off (each module they import is checked to keep
+# it off by itself), the free-threaded stress test (tests/freethreaded), and the stress test
+# again under TSan: any ThreadSanitizer report fails the leg.
+# The two interpreters and their venvs are cached outside the clone, keyed by version and
+# configure flags (requirements for a venv), under $DLPACKPP_CPYTHON_CACHE (default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/dlpackpp-cpython); a fresh machine builds them (no PGO, no
+# test modules: 4 to 9 minutes each on 2 cores, the TSan one overlapping the venv's downloads).
+# Needs: curl, wget or python3; xz-utils; gcc and clang (the TSan build and its extensions);
+# libssl-dev zlib1g-dev liblzma-dev libffi-dev (CPython's ssl, zlib, lzma, ctypes); PyPI access.
+# Environment: DLPACKPP_CPYTHON_CACHE; DLPACKPP_FT_ITERATIONS (stress rounds per thread, 3000),
+# DLPACKPP_FT_TSAN_ITERATIONS (under TSan, 1000); DLPACKPP_FT_SANITIZE (ASan + UBSan for the
+# suites and the stress test, ON); FT_ONLY=cpython (stop after the two interpreter builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -41,7 +44,9 @@ fetch_source() {
     url="${mirror%/}/pool/main/p/python3.13/$tarball"
     echo "=== freethreaded: fetching $url ==="
     if command -v curl > /dev/null; then curl -sSfL -o "$file.part" "$url"
-    else wget -q -O "$file.part" "$url"; fi
+    elif command -v wget > /dev/null; then wget -q -O "$file.part" "$url"
+    else python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' \
+           "$url" "$file.part"; fi
     echo "$sha256  $file.part" | sha256sum -c --quiet -
     mv "$file.part" "$file"
   fi
@@ -69,6 +74,12 @@ build_cpython() {
      > configure.log 2>&1 || { tail -n 40 configure.log; exit 1; })
   make -C "$work" -j"$jobs" > "$work/make.log" 2>&1 || { tail -n 60 "$work/make.log"; exit 1; }
   make -C "$work" install > "$work/install.log" 2>&1 || { tail -n 40 "$work/install.log"; exit 1; }
+  # pip needs ssl (PyPI is https) and zlib (wheels); configure skips a module whose headers
+  # are missing without failing.
+  "$prefix/bin/python3.13t" -c 'import ssl, zlib, lzma, ctypes' || {
+    echo "error: CPython built without ssl, zlib, lzma or ctypes:" \
+         "apt-get install libssl-dev zlib1g-dev liblzma-dev libffi-dev" >&2
+    exit 1; }
   # CPython's own TSan suppressions for races inside the interpreter, kept with the build.
   cp "$work/Tools/tsan/suppressions_free_threading.txt" "$prefix/"
   rm -rf "$work"
@@ -198,7 +209,7 @@ modules=$(sed -nE 's/.*DLPACKPP_FT_MODULES=([a-z_0-9,]+).*/\1/p' \
             "$tsan_build_dir/tests/freethreaded/CTestTestfile.cmake" | head -n 1)
 run_stress "stress, ThreadSanitizer" "$tsan_build_dir/stress.log" \
   env PYTHONPATH="$tsan_build_dir/tests/freethreaded/modules" DLPACKPP_FT_MODULES="$modules" \
-  DLPACKPP_FT_PEERS=none DLPACKPP_FT_ITERATIONS="${DLPACKPP_FT_TSAN_ITERATIONS:-300}" \
+  DLPACKPP_FT_PEERS=none DLPACKPP_FT_ITERATIONS="${DLPACKPP_FT_TSAN_ITERATIONS:-1000}" \
   TSAN_OPTIONS="suppressions=$tsan/suppressions_free_threading.txt halt_on_error=0 ${TSAN_OPTIONS:-}" \
   "$tsan_python" tests/freethreaded/stress.py
 echo "=== freethreaded: done in $((SECONDS - start)) s ==="

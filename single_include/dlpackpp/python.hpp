@@ -596,12 +596,8 @@ inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
 /// the kind the producer was asked for (`expect_legacy`) looked up first.
 inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
                                              std::uint64_t legacy_flags,
-                                             bool expect_legacy = false);
-
-// import_capsule once the capsule is known not to be NULL.
-inline Result<ImportedTensor> import_fresh_capsule(PyObject* capsule,
-                                                   const ValidateOptions& options,
-                                                   std::uint64_t legacy_flags, bool expect_legacy) {
+                                             bool expect_legacy = false) {
+  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
 #if DLPACKPP_HAS_VERSIONED
   if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
@@ -618,22 +614,6 @@ inline Result<ImportedTensor> import_fresh_capsule(PyObject* capsule,
   if (found.legacy != nullptr) return take_pointer(capsule, found.legacy, options);
 #endif
   return capsule_name_error(capsule);
-}
-
-inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
-                                             std::uint64_t legacy_flags, bool expect_legacy) {
-  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
-#if DLPACKPP_PY_FREE_THREADED
-  // Two threads consuming one capsule: under the capsule's own lock "still fresh? rename it"
-  // is one step, so one thread takes the tensor and the other finds the capsule used.
-  std::optional<Result<ImportedTensor>> out;
-  Py_BEGIN_CRITICAL_SECTION(capsule);
-  out.emplace(import_fresh_capsule(capsule, options, legacy_flags, expect_legacy));
-  Py_END_CRITICAL_SECTION();
-  return std::move(*out);
-#else
-  return import_fresh_capsule(capsule, options, legacy_flags, expect_legacy);
-#endif
 }
 
 // The destructor of a capsule leased (see lease_view): the capsule was renamed "used_...",
@@ -703,6 +683,19 @@ inline Result<TensorView> lease_view(PyObject* capsule, const ValidateOptions& o
 /// released exactly once (the capsule stays renamed: ownership was taken).
 inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
                                                const ValidateOptions& options = {}) {
+#if DLPACKPP_PY_FREE_THREADED
+  // A capsule handed in may be shared: two threads consuming it at once make "still fresh?
+  // rename it" one step under the capsule's own lock, so one takes the tensor and the other
+  // finds the capsule used. (The import routes need no lock: `__dlpack__` makes a new capsule
+  // for each call, which only the calling thread sees.)
+  if (capsule != nullptr) {
+    std::optional<Result<ImportedTensor>> out;
+    Py_BEGIN_CRITICAL_SECTION(capsule);
+    out.emplace(detail::import_capsule(capsule, options, 0));
+    Py_END_CRITICAL_SECTION();
+    return std::move(*out);
+  }
+#endif
   return detail::import_capsule(capsule, options, 0);
 }
 
@@ -1275,6 +1268,16 @@ inline unsigned int valid_version_tag(PyTypeObject* tp) noexcept {
   return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0u;
 #endif
 }
+
+// Whether `tp` is unmodified since its valid tag was `tag` (the per-import check, one compare
+// more than the tag's before 3.13).
+inline bool version_is(PyTypeObject* tp, unsigned int tag) noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return version_tag_of(tp) == tag;  // `tag` is never 0, a modified type's tag is
+#else
+  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == tag;
+#endif
+}
 #endif
 
 // The type's exchange table: only a "dlpack_exchange_api" capsule in
@@ -1333,8 +1336,7 @@ DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsi
 // The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
 inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
 #if DLPACKPP_PY_CACHE_DLPACK
-  if (entry.dlpack != nullptr && valid_version_tag(Py_TYPE(obj)) == entry.version_tag)
-    return entry.dlpack;
+  if (entry.dlpack != nullptr && version_is(Py_TYPE(obj), entry.version_tag)) return entry.dlpack;
 #else
   static_cast<void>(entry);
   static_cast<void>(obj);

@@ -158,12 +158,8 @@ inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
 /// the kind the producer was asked for (`expect_legacy`) looked up first.
 inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
                                              std::uint64_t legacy_flags,
-                                             bool expect_legacy = false);
-
-// import_capsule once the capsule is known not to be NULL.
-inline Result<ImportedTensor> import_fresh_capsule(PyObject* capsule,
-                                                   const ValidateOptions& options,
-                                                   std::uint64_t legacy_flags, bool expect_legacy) {
+                                             bool expect_legacy = false) {
+  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
 #if DLPACKPP_HAS_VERSIONED
   if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
@@ -180,22 +176,6 @@ inline Result<ImportedTensor> import_fresh_capsule(PyObject* capsule,
   if (found.legacy != nullptr) return take_pointer(capsule, found.legacy, options);
 #endif
   return capsule_name_error(capsule);
-}
-
-inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
-                                             std::uint64_t legacy_flags, bool expect_legacy) {
-  if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
-#if DLPACKPP_PY_FREE_THREADED
-  // Two threads consuming one capsule: under the capsule's own lock "still fresh? rename it"
-  // is one step, so one thread takes the tensor and the other finds the capsule used.
-  std::optional<Result<ImportedTensor>> out;
-  Py_BEGIN_CRITICAL_SECTION(capsule);
-  out.emplace(import_fresh_capsule(capsule, options, legacy_flags, expect_legacy));
-  Py_END_CRITICAL_SECTION();
-  return std::move(*out);
-#else
-  return import_fresh_capsule(capsule, options, legacy_flags, expect_legacy);
-#endif
 }
 
 // The destructor of a capsule leased (see lease_view): the capsule was renamed "used_...",
@@ -265,6 +245,19 @@ inline Result<TensorView> lease_view(PyObject* capsule, const ValidateOptions& o
 /// released exactly once (the capsule stays renamed: ownership was taken).
 inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
                                                const ValidateOptions& options = {}) {
+#if DLPACKPP_PY_FREE_THREADED
+  // A capsule handed in may be shared: two threads consuming it at once make "still fresh?
+  // rename it" one step under the capsule's own lock, so one takes the tensor and the other
+  // finds the capsule used. (The import routes need no lock: `__dlpack__` makes a new capsule
+  // for each call, which only the calling thread sees.)
+  if (capsule != nullptr) {
+    std::optional<Result<ImportedTensor>> out;
+    Py_BEGIN_CRITICAL_SECTION(capsule);
+    out.emplace(detail::import_capsule(capsule, options, 0));
+    Py_END_CRITICAL_SECTION();
+    return std::move(*out);
+  }
+#endif
   return detail::import_capsule(capsule, options, 0);
 }
 

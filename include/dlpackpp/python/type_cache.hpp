@@ -50,6 +50,16 @@ inline unsigned int valid_version_tag(PyTypeObject* tp) noexcept {
   return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0u;
 #endif
 }
+
+// Whether `tp` is unmodified since its valid tag was `tag` (the per-import check, one compare
+// more than the tag's before 3.13).
+inline bool version_is(PyTypeObject* tp, unsigned int tag) noexcept {
+#if PY_VERSION_HEX >= 0x030D0000
+  return version_tag_of(tp) == tag;  // `tag` is never 0, a modified type's tag is
+#else
+  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == tag;
+#endif
+}
 #endif
 
 // The type's exchange table: only a "dlpack_exchange_api" capsule in
@@ -108,8 +118,7 @@ DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsi
 // The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
 inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
 #if DLPACKPP_PY_CACHE_DLPACK
-  if (entry.dlpack != nullptr && valid_version_tag(Py_TYPE(obj)) == entry.version_tag)
-    return entry.dlpack;
+  if (entry.dlpack != nullptr && version_is(Py_TYPE(obj), entry.version_tag)) return entry.dlpack;
 #else
   static_cast<void>(entry);
   static_cast<void>(obj);
