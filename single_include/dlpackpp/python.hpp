@@ -725,6 +725,7 @@ DLPACKPP_END_NAMESPACE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 // #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/free_threading.hpp" (already inlined)
 
 #include <atomic>
 #include <thread>
@@ -764,7 +765,7 @@ inline PyObject* on_interpreter_exit(PyObject*, PyObject*) {
 
 /// Registers the atexit hook of this copy (GIL held); a pending exception stays pending. On
 /// failure the guard stays unarmed, and threads without the GIL leak instead of taking it.
-DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
+DLPACKPP_COLD inline void register_exit_hook() noexcept {
   ShutdownGuard& guard = shutdown_guard();
   PreserveError keep;
   static PyMethodDef def = {"_dlpackpp_on_exit", &on_interpreter_exit, METH_NOARGS, nullptr};
@@ -779,6 +780,20 @@ DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
   }
   Py_DECREF(r);
   guard.armed.store(true);
+}
+
+/// register_exit_hook, by one thread at a time without the GIL: CPython 3.13's
+/// atexit.register is not safe to call from two threads at once (ThreadSanitizer sees its
+/// list raced). The mutex is constant-initialized and detaches a waiting thread.
+DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
+#if DLPACKPP_PY_FREE_THREADED
+  static PyMutex arming{};
+  PyMutex_Lock(&arming);
+  if (!shutdown_guard().armed.load()) register_exit_hook();
+  PyMutex_Unlock(&arming);
+#else
+  register_exit_hook();
+#endif
 }
 
 /// Makes sure the atexit hook is registered, once per process (GIL held).
@@ -1896,9 +1911,22 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
+#if !DLPACKPP_PY_FREE_THREADED
 // The blocks of exports and shared tensors: one freed block of each kind kept for the next,
 // exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
 using ::dlpackpp::detail::RecycledBlock;
+#else
+// Without the GIL the one process-wide slot would be a cache line that every thread's exports
+// write (two threads importing their own tensors ran at half the speed of one): the allocator's
+// per-thread caches serve instead.
+template <class T>
+struct RecycledBlock {
+  static void* take(const std::nothrow_t& nothrow) noexcept {
+    return ::operator new(sizeof(T), nothrow);
+  }
+  static void give_back(void* p) noexcept { ::operator delete(p); }
+};
+#endif
 
 /// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
 /// (the object, each export).

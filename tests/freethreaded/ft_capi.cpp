@@ -8,8 +8,13 @@
 
 #include "ft_values.hpp"
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -87,6 +92,58 @@ PyObject* reexport(PyObject*, PyObject* obj) {
   return py::to_pyobject(std::move(*tensor));
 }
 
+// spin(route, objects, calls) -> seconds: one C++ thread per object, each attached to the
+// interpreter, calling `route` ("borrow": try_borrow, "import": try_from_dlpack) on its object
+// `calls` times, all started together; the wall time from the start to the last one's end.
+// The throughput benchmark's measure (benchmarks/python_compare/ft_throughput.py): no Python
+// loop around the calls, whose references to one shared function object would not scale.
+PyObject* spin(PyObject*, PyObject* args) {
+  const char* route = nullptr;
+  PyObject* objects = nullptr;
+  Py_ssize_t calls = 0;
+  if (PyArg_ParseTuple(args, "sO!n:spin", &route, &PyList_Type, &objects, &calls) == 0)
+    return nullptr;
+  const bool borrow = std::string(route) == "borrow";
+  std::vector<PyObject*> items;
+  for (Py_ssize_t i = 0; i < PyList_Size(objects); ++i) items.push_back(PyList_GetItem(objects, i));
+  std::atomic<int> ready{0};
+  std::atomic<long> failed{0};
+  std::chrono::steady_clock::time_point start;
+  std::chrono::steady_clock::time_point end;
+  Py_BEGIN_ALLOW_THREADS {
+    std::vector<std::thread> threads;
+    for (PyObject* obj : items) {
+      threads.emplace_back([&, obj] {
+        const PyGILState_STATE state = PyGILState_Ensure();  // attach this thread
+        ready.fetch_add(1);
+        while (ready.load() < static_cast<int>(items.size())) {
+        }
+        for (Py_ssize_t i = 0; i < calls; ++i) {
+          bool ok = false;
+          if (borrow) {
+            ok = static_cast<bool>(py::try_borrow(obj, [](const dlpackpp::TensorView& v) {
+              return dlpackpp::Result<std::int64_t>(v.numel());
+            }));
+          } else {
+            ok = static_cast<bool>(py::try_from_dlpack(obj));
+          }
+          if (!ok) failed.fetch_add(1);
+        }
+        PyGILState_Release(state);
+      });
+    }
+    start = std::chrono::steady_clock::now();
+    for (std::thread& t : threads) t.join();
+    end = std::chrono::steady_clock::now();
+  }
+  Py_END_ALLOW_THREADS;
+  if (failed.load() != 0) {
+    PyErr_Format(PyExc_RuntimeError, "spin: %ld calls failed", failed.load());
+    return nullptr;
+  }
+  return PyFloat_FromDouble(std::chrono::duration<double>(end - start).count());
+}
+
 PyMethodDef methods[] = {
     {"make", &make, METH_VARARGS, "make(n, dtype) -> dlpackpp.Tensor of 0 .. n-1"},
     {"capsule", &capsule, METH_VARARGS, "capsule(n, dtype, versioned) -> a fresh capsule"},
@@ -95,6 +152,7 @@ PyMethodDef methods[] = {
     {"borrowed", &borrowed, METH_O, "(dtype, sum) through try_borrow"},
     {"consume", &consume, METH_O, "(dtype, sum) through try_from_capsule"},
     {"reexport", &reexport, METH_O, "to_pyobject(try_from_dlpack(obj))"},
+    {"spin", &spin, METH_VARARGS, "spin(route, objects, calls) -> seconds, one C++ thread each"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef_Slot slots[] = {

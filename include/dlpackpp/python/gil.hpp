@@ -11,6 +11,7 @@
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/python/errors.hpp"
+#include "dlpackpp/python/free_threading.hpp"
 
 #include <atomic>
 #include <thread>
@@ -50,7 +51,7 @@ inline PyObject* on_interpreter_exit(PyObject*, PyObject*) {
 
 /// Registers the atexit hook of this copy (GIL held); a pending exception stays pending. On
 /// failure the guard stays unarmed, and threads without the GIL leak instead of taking it.
-DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
+DLPACKPP_COLD inline void register_exit_hook() noexcept {
   ShutdownGuard& guard = shutdown_guard();
   PreserveError keep;
   static PyMethodDef def = {"_dlpackpp_on_exit", &on_interpreter_exit, METH_NOARGS, nullptr};
@@ -65,6 +66,20 @@ DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
   }
   Py_DECREF(r);
   guard.armed.store(true);
+}
+
+/// register_exit_hook, by one thread at a time without the GIL: CPython 3.13's
+/// atexit.register is not safe to call from two threads at once (ThreadSanitizer sees its
+/// list raced). The mutex is constant-initialized and detaches a waiting thread.
+DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
+#if DLPACKPP_PY_FREE_THREADED
+  static PyMutex arming{};
+  PyMutex_Lock(&arming);
+  if (!shutdown_guard().armed.load()) register_exit_hook();
+  PyMutex_Unlock(&arming);
+#else
+  register_exit_hook();
+#endif
 }
 
 /// Makes sure the atexit hook is registered, once per process (GIL held).

@@ -36,9 +36,22 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
+#if !DLPACKPP_PY_FREE_THREADED
 // The blocks of exports and shared tensors: one freed block of each kind kept for the next,
 // exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
 using ::dlpackpp::detail::RecycledBlock;
+#else
+// Without the GIL the one process-wide slot would be a cache line that every thread's exports
+// write (two threads importing their own tensors ran at half the speed of one): the allocator's
+// per-thread caches serve instead.
+template <class T>
+struct RecycledBlock {
+  static void* take(const std::nothrow_t& nothrow) noexcept {
+    return ::operator new(sizeof(T), nothrow);
+  }
+  static void give_back(void* p) noexcept { ::operator delete(p); }
+};
+#endif
 
 /// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
 /// (the object, each export).
