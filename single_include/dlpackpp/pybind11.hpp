@@ -525,6 +525,8 @@ namespace dlpackpp_caster {
 inline void translate_errors() {
   static ::dlpackpp::python::detail::OnceFlag registered;  // see run_once: no static's guard
   ::dlpackpp::python::detail::run_once(registered, [] {
+    // pybind11 stores a void (*)(std::exception_ptr): the parameter must be by value.
+    // NOLINTNEXTLINE(performance-unnecessary-value-param)
     register_exception_translator([](std::exception_ptr thrown) {
       try {
         if (thrown) std::rethrow_exception(thrown);

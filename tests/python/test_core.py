@@ -69,9 +69,9 @@ class Capsules(unittest.TestCase):
 
     def test_set_python_error_maps_codes_to_exceptions(self):
         buffer_errors = {1: "version_mismatch", 13: "unsupported_device", 14: "device_mismatch",
-                         16: "read_only", 18: "invalid_flags"}
+                         16: "read_only", 18: "invalid_flags", 22: "overlapping"}
         type_errors = {11: "unsupported_dtype", 12: "dtype_mismatch", 15: "rank_mismatch"}
-        for code in range(1, 22):
+        for code in range(1, 23):
             expected = (BufferError if code in buffer_errors
                         else TypeError if code in type_errors else ValueError)
             with self.assertRaises(expected, msg="Errc value %d" % code) as caught:
