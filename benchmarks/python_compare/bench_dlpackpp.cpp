@@ -216,6 +216,67 @@ PyObject* numel_raw_exchange(PyObject*, PyObject* obj) {
   return PyLong_FromLongLong(static_cast<long long>(n));
 }
 
+// ---- the hand-written C counterparts of the guard's Python rows (icount_guard.py) -------------
+// The leanest correct consumer a C extension would write for each route, next to dlpackpp's.
+
+// A tensor's element count, or -1 where the shape is absent or the count overflows.
+long long numel_checked(const DLTensor& t) {
+  if (t.ndim < 0 || (t.ndim > 0 && t.shape == nullptr)) return -1;
+  long long n = 1;
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] < 0 || __builtin_mul_overflow(n, t.shape[d], &n)) return -1;
+  }
+  return n;
+}
+
+PyObject* bad_tensor() {
+  PyErr_SetString(PyExc_BufferError, "unsupported DLPack tensor");
+  return nullptr;
+}
+
+// obj.__dlpack__(max_version=(1, 0)) by hand: the versioned capsule, its version checked, the
+// element count read, the capsule marked used and the tensor released.
+PyObject* numel_hand_capsule(PyObject*, PyObject* obj) {
+  static PyObject* name = PyUnicode_InternFromString("__dlpack__");
+  static PyObject* kwnames = PyTuple_Pack(1, PyUnicode_InternFromString("max_version"));
+  static PyObject* max_version = Py_BuildValue("(ii)", 1, 0);
+  PyObject* args[2] = {obj, max_version};
+  PyObject* capsule =
+      PyObject_VectorcallMethod(name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+  if (capsule == nullptr) return nullptr;
+  auto* mt =
+      static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, "dltensor_versioned"));
+  if (mt == nullptr) {
+    Py_DECREF(capsule);
+    return nullptr;
+  }
+  const long long n = mt->version.major == 1 ? numel_checked(mt->dl_tensor) : -1;
+  if (n < 0) {
+    Py_DECREF(capsule);  // still unused: its destructor releases the tensor
+    return bad_tensor();
+  }
+  PyCapsule_SetName(capsule, "used_dltensor_versioned");
+  if (mt->deleter != nullptr) mt->deleter(mt);
+  Py_DECREF(capsule);
+  return PyLong_FromLongLong(n);
+}
+
+// The owning entry of the exchange table called directly (the table kept in a static, as for
+// numel_raw_exchange), its version checked, the element count read, the tensor released.
+PyObject* numel_hand_exchange(PyObject*, PyObject* obj) {
+  static const DLPackExchangeAPI* api = dlpackpp::make_exchange_api<MockImpl>();
+  DLManagedTensorVersioned* mt = nullptr;
+  if (api->managed_tensor_from_py_object_no_sync(obj, &mt) != 0) return nullptr;
+  const long long n = mt->version.major == 1 ? numel_checked(mt->dl_tensor) : -1;
+  if (mt->deleter != nullptr) mt->deleter(mt);
+  if (n < 0) return bad_tensor();
+  return PyLong_FromLongLong(n);
+}
+
+// Where icount_guard.py has callgrind dump and zero its counters (--dump-before), so that the
+// measured calls come after the warm-up ones (True: not folded with noop).
+PyObject* icount_mark(PyObject*, PyObject*) { Py_RETURN_TRUE; }
+
 PyMethodDef methods[] = {{"noop", &noop, METH_O, nullptr},
                          {"numel", &numel, METH_O, nullptr},
                          {"numel_borrowed", &numel_borrowed, METH_O, nullptr},
@@ -227,6 +288,9 @@ PyMethodDef methods[] = {{"noop", &noop, METH_O, nullptr},
                          {"mock_exchange", &mock_exchange, METH_NOARGS, nullptr},
                          {"mock_dunder", &mock_dunder, METH_NOARGS, nullptr},
                          {"numel_raw_exchange", &numel_raw_exchange, METH_O, nullptr},
+                         {"numel_hand_capsule", &numel_hand_capsule, METH_O, nullptr},
+                         {"numel_hand_exchange", &numel_hand_exchange, METH_O, nullptr},
+                         {"icount_mark", &icount_mark, METH_NOARGS, nullptr},
                          {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT,
