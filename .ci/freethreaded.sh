@@ -148,12 +148,15 @@ preload=
 if [ "${DLPACKPP_FT_SANITIZE:-ON}" = ON ]; then
   preload=$(g++ -print-file-name=libasan.so):$(realpath "$(g++ -print-file-name=libstdc++.so)")
 fi
+# Each step that fails is named here and the leg goes on, so that one run shows every failure;
+# the leg fails at the end.
+failed=()
 gil_check() {
   PYTHONPATH=$build/$1 LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 "$python" -c "
 import importlib, sys
 importlib.import_module('$2')
 assert not sys._is_gil_enabled(), 'importing $2 turned the GIL on: it does not declare Py_mod_gil'
-print('$2: the GIL stays off')"
+print('$2: the GIL stays off')" || failed+=("the GIL check of $2")
 }
 gil_check tests/python/modules dlpackpp_test
 gil_check tests/bindings/modules dlpackpp_bind_pybind11_pypi
@@ -166,7 +169,7 @@ gil_check examples/nanobind/module dlpackpp_nanobind_example
 # that proves the declarations).
 PYTHON_GIL=0 ctest --test-dir "$build" --output-on-failure \
   -R '^(python[.]|bindings[.](pybind11_pypi|nanobind)[.]|example_(python|pybind11|nanobind)_)' \
-  -E '_limited$'
+  -E '_limited$' || failed+=("the Python and binding suites")
 
 # run_stress <label> <log> <command...>: the stress test, its summary lines shown; fails the
 # leg on a failed check or (under TSan) any ThreadSanitizer report.
@@ -175,13 +178,12 @@ run_stress() {
   shift 2
   "$@" > "$log" 2>&1 || status=$?
   reports=$(grep -c 'WARNING: ThreadSanitizer' "$log" || true)
-  grep -E '^(python |[0-9]+ checks passed|ok$|DLPACKPP_TEST_SKIPPED)' "$log" || true
+  grep -E '(^|: )(python 3|[0-9]+ checks passed|ok$|DLPACKPP_TEST_SKIPPED)' "$log" || true
   echo "=== freethreaded: $label: exit $status, $reports ThreadSanitizer reports, $((SECONDS - t0)) s ==="
   if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then
     grep -A 40 -m 3 'WARNING: ThreadSanitizer' "$log" | head -n 120 || true
     tail -n 40 "$log"
-    echo "error: the free-threaded stress test failed ($label; log: $log)" >&2
-    exit 1
+    failed+=("the stress test ($label; log: $log)")
   fi
 }
 run_stress "stress, ASan" "$build/stress.log" \
@@ -213,3 +215,7 @@ run_stress "stress, ThreadSanitizer" "$tsan_build_dir/stress.log" \
   TSAN_OPTIONS="suppressions=$tsan/suppressions_free_threading.txt halt_on_error=0 ${TSAN_OPTIONS:-}" \
   "$tsan_python" tests/freethreaded/stress.py
 echo "=== freethreaded: done in $((SECONDS - start)) s ==="
+if [ "${#failed[@]}" -ne 0 ]; then
+  printf 'error: failed: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
