@@ -46,7 +46,10 @@ def drive(calls):
     import numpy as np
     import bench_dlpackpp as D
     args = {"a": np.arange(8, dtype=np.float64), "x": D.mock_exchange()}
-    phases = [[(getattr(D, f), args[a]) for _, d, h, a in ROWS if a == arg for f in (d, h)] + [(D.noop, None)]
+    # Each function once a phase (a counterpart shared by two rows too), so that a phase's
+    # count of a function is `calls` calls.
+    phases = [[(getattr(D, f), args[arg]) for f in dict.fromkeys(f for _, d, h, a in ROWS if a == arg
+                                                                 for f in (d, h))] + [(D.noop, None)]
               for arg in ARGS]
     for f, arg in (call for phase in phases for call in phase):
         for _ in range(WARM):
