@@ -21,7 +21,12 @@ namespace bl = nanobind;
 
 #include <dlpackpp/pybind11.hpp>
 namespace bl = pybind11;
+// Runs without the GIL on a free-threaded Python (pybind11 2.13 and later can say so).
+#if PYBIND11_VERSION_HEX >= 0x020D0000
+#define DLPACKPP_BIND_MODULE(name, m) PYBIND11_MODULE(name, m, pybind11::mod_gil_not_used())
+#else
 #define DLPACKPP_BIND_MODULE(name, m) PYBIND11_MODULE(name, m)
+#endif
 #define DLPACKPP_BIND_IO_NAMES (PYBIND11_VERSION_MAJOR >= 3)
 #endif
 

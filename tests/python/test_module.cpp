@@ -626,5 +626,13 @@ PyModuleDef g_module = {PyModuleDef_HEAD_INIT,
 #define DLPACKPP_TEST_INIT2(name) PyInit_##name
 #define DLPACKPP_TEST_INIT(name) DLPACKPP_TEST_INIT2(name)
 PyMODINIT_FUNC DLPACKPP_TEST_INIT(DLPACKPP_TEST_MODULE_NAME)() {
-  return PyModule_Create(&g_module);
+  PyObject* module = PyModule_Create(&g_module);
+#ifdef Py_GIL_DISABLED
+  // Runs without the GIL (docs/python.md, decision 5): importing it keeps the GIL off.
+  if (module != nullptr && PyUnstable_Module_SetGIL(module, Py_MOD_GIL_NOT_USED) != 0) {
+    Py_DECREF(module);
+    return nullptr;
+  }
+#endif
+  return module;
 }
