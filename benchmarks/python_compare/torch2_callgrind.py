@@ -12,10 +12,11 @@ counts are not. Needs valgrind, callgrind_annotate and PyTorch 2.x with the exch
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+
+import callgrind_tools
 
 # (what, dlpackpp function, hand-written function); the functions' argument is `t` below.
 ROWS = [
@@ -51,10 +52,10 @@ def main():
     if args.driver:
         drive(args.calls)
         return 0
-    for tool in ("valgrind", "callgrind_annotate"):
-        if shutil.which(tool) is None:
-            print("torch2 callgrind skipped: %s not found (apt-get install valgrind)" % tool)
-            return 0
+    tool = callgrind_tools.missing()
+    if tool is not None:
+        print("torch2 callgrind skipped: %s not found (apt-get install valgrind)" % tool)
+        return 0
     try:
         import torch
         if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
