@@ -571,6 +571,38 @@ class Raised {
   std::optional<python_error> error_;
 };
 
+/// What the three argument casters share: how nanobind takes the loaded value (moved out, as
+/// NB_TYPE_CASTER does) and the kept producer exception, thrown when it does. `Caster::held()`
+/// is the loaded value; `raised_` is what its from_python answers through.
+template <class Caster, class V>
+class Holding {
+ public:
+  /// How nanobind asks for the value.
+  template <typename U>
+  using Cast = movable_cast_t<U>;
+  /// Whether the caster holds a value (not an exception to propagate).
+  template <typename U>
+  bool can_cast() const noexcept {
+    return raised_.empty();
+  }
+  /// The loaded value, as the library asks for a pointer (or the kept exception, thrown).
+  explicit operator V*() { return &take(); }
+  /// The loaded value, as the library asks for a reference (or the kept exception, thrown).
+  explicit operator V&() { return take(); }
+  /// The loaded value, as the library asks for an rvalue (or the kept exception, thrown).
+  explicit operator V&&() { return std::move(take()); }
+
+ protected:
+  /// The exception to propagate, if loading kept one.
+  Raised raised_;
+
+ private:
+  V& take() {
+    raised_.rethrow();
+    return static_cast<Caster&>(*this).held();
+  }
+};
+
 /// Keeps what a view reads (a consumed capsule holding the tensor) alive on the call's cleanup
 /// list, which steals the reference. Refused without a list, and for nb::cast
 /// (cast_flags::manual), whose list dies before the value is used: the reference is then
@@ -606,7 +638,8 @@ constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_arg
 /// Hand-written because a TensorView has no empty state for NB_TYPE_CASTER's default-constructed
 /// value.
 template <>
-struct type_caster<::dlpackpp::TensorView> {
+struct type_caster<::dlpackpp::TensorView>
+    : dlpackpp_caster::Holding<type_caster<::dlpackpp::TensorView>, ::dlpackpp::TensorView> {
   /// An empty caster. User-provided: the library value-initializes its casters, which would
   /// otherwise zero the whole (large) optional view before constructing it, on every call.
   type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
@@ -614,21 +647,13 @@ struct type_caster<::dlpackpp::TensorView> {
   using Value = ::dlpackpp::TensorView;
   /// What the signature says the parameter takes.
   static constexpr auto Name = dlpackpp_caster::tensor_name;
-  /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
-  template <typename T>
-  using Cast = movable_cast_t<T>;
-  /// Whether the caster holds a view (not an exception to propagate).
-  template <typename T>
-  bool can_cast() const noexcept {
-    return raised_.empty();
-  }
 
   /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     dlpackpp_caster::translate_errors();
-    return raised_.answer(::dlpackpp::bindings::detail::load_view(
-                              src.ptr(), view_, dlpackpp_caster::Park{flags, cleanup}),
-                          flags);
+    return this->raised_.answer(::dlpackpp::bindings::detail::load_view(
+                                    src.ptr(), view_, dlpackpp_caster::Park{flags, cleanup}),
+                                flags);
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -640,49 +665,29 @@ struct type_caster<::dlpackpp::TensorView> {
     return {};
   }
 
-  /// The loaded view, as the library asks for a pointer (or the kept exception, thrown).
-  explicit operator Value*() {
-    raised_.rethrow();
-    return &*view_;
-  }
-  /// The loaded view, as the library asks for a reference (or the kept exception, thrown).
-  explicit operator Value&() {
-    raised_.rethrow();
-    return *view_;
-  }
-  /// The loaded view, as the library asks for an rvalue (or the kept exception, thrown).
-  explicit operator Value&&() {
-    raised_.rethrow();
-    return std::move(*view_);
-  }
+  /// The loaded view (Holding hands it out).
+  Value& held() { return *view_; }
 
  private:
   std::optional<Value> view_;
-  dlpackpp_caster::Raised raised_;
 };
 
 /// `ManagedTensor` and `LegacyManagedTensor` arguments (owning import, as
 /// python::from_dlpack) and return values (a new dlpackpp.Tensor).
 template <class DLManaged>
-struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
+struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>>
+    : dlpackpp_caster::Holding<type_caster<::dlpackpp::BasicManagedTensor<DLManaged>>,
+                               ::dlpackpp::BasicManagedTensor<DLManaged>> {
   /// The handle type this caster produces.
   using Value = ::dlpackpp::BasicManagedTensor<DLManaged>;
   /// What the signature says the parameter takes.
   static constexpr auto Name = dlpackpp_caster::tensor_name;
-  /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
-  template <typename T>
-  using Cast = movable_cast_t<T>;
-
-  /// Whether the caster holds a handle (not an exception to propagate).
-  template <typename T>
-  bool can_cast() const noexcept {
-    return raised_.empty();
-  }
 
   /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* /*cleanup*/) noexcept {
     dlpackpp_caster::translate_errors();
-    return raised_.answer(::dlpackpp::bindings::detail::import_owned(src.ptr(), value), flags);
+    return this->raised_.answer(::dlpackpp::bindings::detail::import_owned(src.ptr(), value),
+                                flags);
   }
 
   /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
@@ -691,72 +696,33 @@ struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
     return ::dlpackpp::bindings::detail::to_result(std::move(src));
   }
 
-  /// The loaded handle, as the library asks for a pointer (or the kept exception, thrown).
-  explicit operator Value*() {
-    raised_.rethrow();
-    return &value;
-  }
-  /// The loaded handle, as the library asks for a reference (or the kept exception, thrown).
-  explicit operator Value&() {
-    raised_.rethrow();
-    return value;
-  }
-  /// The loaded handle, as the library asks for an rvalue (or the kept exception, thrown).
-  explicit operator Value&&() {
-    raised_.rethrow();
-    return std::move(value);
-  }
+  /// The loaded handle (Holding hands it out).
+  Value& held() { return value; }
 
   /// The loaded handle.
   Value value;
-
- private:
-  dlpackpp_caster::Raised raised_;
 };
 
 /// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability and one
 /// address per element checked, host-accessible memory only, through the borrow engine (a
 /// mutable T asks for a writable view).
 template <class T, int N>
-struct type_caster<::dlpackpp::TensorAccessor<T, N>> {
+struct type_caster<::dlpackpp::TensorAccessor<T, N>>
+    : dlpackpp_caster::Holding<type_caster<::dlpackpp::TensorAccessor<T, N>>,
+                               ::dlpackpp::TensorAccessor<T, N>> {
   /// The accessor type this caster produces.
   using Value = ::dlpackpp::TensorAccessor<T, N>;
   /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
   using AccessorName = ::dlpackpp::bindings::detail::AccessorName<T, N>;
   /// What the signature says the parameter takes.
   static constexpr auto Name = const_name(AccessorName::text.data);
-  /// How nanobind asks for the value (moved out, as NB_TYPE_CASTER does).
-  template <typename U>
-  using Cast = movable_cast_t<U>;
-
-  /// Whether the caster holds an accessor (not an exception to propagate).
-  template <typename U>
-  bool can_cast() const noexcept {
-    return raised_.empty();
-  }
 
   /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     dlpackpp_caster::translate_errors();
-    return raised_.answer(::dlpackpp::bindings::detail::load_accessor(
-                              src.ptr(), value, dlpackpp_caster::Park{flags, cleanup}),
-                          flags);
-  }
-
-  /// The loaded accessor, as the library asks for a pointer (or the kept exception, thrown).
-  explicit operator Value*() {
-    raised_.rethrow();
-    return &value;
-  }
-  /// The loaded accessor, as the library asks for a reference (or the kept exception, thrown).
-  explicit operator Value&() {
-    raised_.rethrow();
-    return value;
-  }
-  /// The loaded accessor, as the library asks for an rvalue (or the kept exception, thrown).
-  explicit operator Value&&() {
-    raised_.rethrow();
-    return std::move(value);
+    return this->raised_.answer(::dlpackpp::bindings::detail::load_accessor(
+                                    src.ptr(), value, dlpackpp_caster::Park{flags, cleanup}),
+                                flags);
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -768,11 +734,11 @@ struct type_caster<::dlpackpp::TensorAccessor<T, N>> {
     return {};
   }
 
+  /// The loaded accessor (Holding hands it out).
+  Value& held() { return value; }
+
   /// The loaded accessor.
   Value value;
-
- private:
-  dlpackpp_caster::Raised raised_;
 };
 
 NAMESPACE_END(detail)
