@@ -57,7 +57,18 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
   static PyMethodDef def = {"_dlpackpp_on_exit", &on_interpreter_exit, METH_NOARGS, nullptr};
   PyObject* fn = PyCFunction_New(&def, nullptr);
   PyObject* atexit = fn != nullptr ? PyImport_ImportModule("atexit") : nullptr;
-  PyObject* r = atexit != nullptr ? PyObject_CallMethod(atexit, "register", "O", fn) : nullptr;
+  PyObject* r = nullptr;
+  if (atexit != nullptr) {
+#if DLPACKPP_PY_FREE_THREADED
+    // Every extension built with dlpackpp has its own `arming` mutex (below), so two modules
+    // could still call atexit.register at once; the atexit module's own lock serializes them.
+    Py_BEGIN_CRITICAL_SECTION(atexit);
+#endif
+    r = PyObject_CallMethod(atexit, "register", "O", fn);
+#if DLPACKPP_PY_FREE_THREADED
+    Py_END_CRITICAL_SECTION();
+#endif
+  }
   Py_XDECREF(atexit);
   Py_XDECREF(fn);
   if (r == nullptr) {
