@@ -2,6 +2,10 @@
 /// @file
 /// BasicManagedTensor: unique ownership of a DLManagedTensorVersioned or legacy
 /// DLManagedTensor, with checked adoption (conversions between the two: conversions.hpp).
+///
+/// Longer than the ~400 lines a header aims for because it is one class: its rules already
+/// live in rules/ and its conversions in conversions.hpp, and what is left is the class body
+/// (adoption, typed access, flags), which C++ cannot spread over several headers.
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"

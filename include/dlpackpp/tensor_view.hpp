@@ -2,6 +2,11 @@
 /// @file
 /// TensorView: a validated, non-owning view of a DLTensor with normalized strides, layout
 /// queries, consumer checks and typed access.
+///
+/// Longer than the ~400 lines a header aims for because it is one class: validation, layout
+/// and access rules live in rules/ and detail/, and what is left is the class body (its
+/// queries, require_* checks and typed access, each with its doc line), which C++ cannot spread
+/// over several headers.
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
