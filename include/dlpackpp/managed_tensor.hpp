@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// BasicManagedTensor: unique ownership of a DLManagedTensorVersioned or legacy
-/// DLManagedTensor, with checked adoption (conversions between the two: conversions.hpp).
-///
-/// Longer than the ~400 lines a header aims for because it is one class: its rules already
-/// live in rules/ and its conversions in conversions.hpp, and what is left is the class body
-/// (adoption, typed access, flags), which C++ cannot spread over several headers.
+/// DLManagedTensor, with checked adoption (conversions between the two: conversions.hpp). Its
+/// parts live in managed_tensor/: the adoption checks, the structs' traits and release, and the
+/// stand-in for ManagedTensor where dlpack.h has no versioned struct.
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
@@ -16,6 +14,9 @@
 #include "dlpackpp/flags.hpp"
 #include "dlpackpp/int_array.hpp"
 #include "dlpackpp/int_span.hpp"
+#include "dlpackpp/managed_tensor/adoption.hpp"
+#include "dlpackpp/managed_tensor/traits.hpp"
+#include "dlpackpp/managed_tensor/unavailable.hpp"
 #include "dlpackpp/tensor_view.hpp"
 #include "dlpackpp/validate.hpp"
 
@@ -31,44 +32,13 @@ struct AdoptedTensor;
 template <class DLManaged, class T, int N>
 struct AdoptedAccessor;
 
-namespace detail {
-template <class M>
-struct managed_traits;
-
-template <>
-struct managed_traits<DLManagedTensor> {
-  static constexpr bool versioned = false;
-  static constexpr const char* name = "DLManagedTensor";
-};
-#if DLPACKPP_HAS_VERSIONED
-template <>
-struct managed_traits<DLManagedTensorVersioned> {
-  static constexpr bool versioned = true;
-  static constexpr const char* name = "DLManagedTensorVersioned";
-};
-#endif
-
-/// Errc::version_mismatch for a struct of another DLPack major: `field` names the
-/// `version.major` that was read, `hint` is appended. One wording for tensors and tables.
-DLPACKPP_COLD inline Error version_mismatch_error(const char* field, std::uint32_t major,
-                                                  std::uint32_t minor, const char* hint = "") {
-  return make_error(Errc::version_mismatch, field, " is ", major, " (version ", major, '.', minor,
-                    "), this build reads DLPack major ", DLPACKPP_DLPACK_MAJOR, " only", hint);
-}
-
-/// Hands a tensor back to its producer: the deleter, when there is one, exactly once.
-template <class M>
-void release_to_producer(M* p) noexcept {
-  if (p != nullptr && p->deleter != nullptr) p->deleter(p);
-}
-}  // namespace detail
-
 /// Unique ownership of a DLPack managed tensor (`DLManagedTensorVersioned` or the legacy
 /// `DLManagedTensor`): one pointer, move-only, the producer's deleter called exactly once
 /// (never when it is NULL) on destruction or reset().
 template <class DLManaged>
 class BasicManagedTensor {
   using traits = detail::managed_traits<DLManaged>;
+  using adoption = detail::Adoption<DLManaged>;
 
  public:
   /// The C struct this handle owns.
@@ -109,15 +79,17 @@ class BasicManagedTensor {
   DLPACKPP_FORCE_INLINE static Result<BasicManagedTensor> try_adopt(
       DLManaged* p, const ValidateOptions& options = {}) {
     detail::TensorFacts facts;
-    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) return adopt_slowly(p, options, facts);
+    if (DLPACKPP_UNLIKELY(!adoption::accepts(p, options, facts))) {
+      return adoption::adopt_slowly(p, options, facts);
+    }
     return Result<BasicManagedTensor>(adopt_unchecked(p));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
   DLPACKPP_FORCE_INLINE static BasicManagedTensor adopt(DLManaged* p,
                                                         const ValidateOptions& options = {}) {
     detail::TensorFacts facts;
-    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
-      return adopt_slowly(p, options, facts).value();
+    if (DLPACKPP_UNLIKELY(!adoption::accepts(p, options, facts))) {
+      return adoption::adopt_slowly(p, options, facts).value();
     }
     return adopt_unchecked(p);
   }
@@ -129,8 +101,8 @@ class BasicManagedTensor {
   DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> adopt_with_view(
       DLManaged* p, const ValidateOptions& options = {}) {
     detail::TensorFacts facts;
-    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
-      BasicManagedTensor owned = adopt_slowly(p, options, facts).value();
+    if (DLPACKPP_UNLIKELY(!adoption::accepts(p, options, facts))) {
+      BasicManagedTensor owned = adoption::adopt_slowly(p, options, facts).value();
       return with_view(std::move(owned), facts);
     }
     return with_view(adopt_unchecked(p), facts);
@@ -143,27 +115,28 @@ class BasicManagedTensor {
   template <class T, int N>
   DLPACKPP_FORCE_INLINE static AdoptedAccessor<DLManaged, T, N> adopt_as(
       DLManaged* p, const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
-      return adopt_as_slowly<T, N>(p, options).value();
+    if (DLPACKPP_UNLIKELY(!(adoption::template accepts_as<T, N>(p, options)))) {
+      return adoption::template adopt_as_slowly<T, N>(p, options).value();
     }
-    return {adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+    return {adopt_unchecked(p), adoption::template typed_accessor<T, N>(p->dl_tensor)};
   }
   /// Non-throwing adopt_as().
   template <class T, int N>
   DLPACKPP_FORCE_INLINE static Result<AdoptedAccessor<DLManaged, T, N>> try_adopt_as(
       DLManaged* p, const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
-      return adopt_as_slowly<T, N>(p, options);
+    if (DLPACKPP_UNLIKELY(!(adoption::template accepts_as<T, N>(p, options)))) {
+      return adoption::template adopt_as_slowly<T, N>(p, options);
     }
-    return AdoptedAccessor<DLManaged, T, N>{adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+    return AdoptedAccessor<DLManaged, T, N>{adopt_unchecked(p),
+                                            adoption::template typed_accessor<T, N>(p->dl_tensor)};
   }
 
   /// Non-throwing adopt_with_view().
   DLPACKPP_FORCE_INLINE static Result<AdoptedTensor<DLManaged>> try_adopt_with_view(
       DLManaged* p, const ValidateOptions& options = {}) {
     detail::TensorFacts facts;
-    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
-      Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
+    if (DLPACKPP_UNLIKELY(!adoption::accepts(p, options, facts))) {
+      Result<BasicManagedTensor> owned = adoption::adopt_slowly(p, options, facts);
       if (!owned) return owned.error();
       return with_view(*std::move(owned), facts);
     }
@@ -280,7 +253,7 @@ class BasicManagedTensor {
   }
 #endif
   /// All flag bits, unknown ones included (0 for a legacy tensor).
-  std::uint64_t flags() const noexcept { return flags_of(checked()); }
+  std::uint64_t flags() const noexcept { return adoption::flags_of(checked()); }
   /// READ_ONLY: writes through this tensor are refused.
   bool read_only() const noexcept { return (flags() & flag::read_only) != 0; }
   /// IS_COPIED: the producer made a copy the consumer may treat as its own.
@@ -295,118 +268,24 @@ class BasicManagedTensor {
   }
   const DLTensor& tensor() const noexcept { return checked()->dl_tensor; }
 
+  // The typed rules and accessor for the owned tensor (adoption has them for one to adopt).
   template <class T, int N>
   DLPACKPP_FORCE_INLINE bool typed_access_ok() const noexcept {
     const DLTensor& t = tensor();
-    return typed_access_ok<T, N>(checked()) &&
+    return adoption::template typed_access_ok<T, N>(checked()) &&
            detail::one_address_each<T>(false, t.shape, t.strides, N);
   }
   template <class T, int N>
   DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
-    return typed_accessor<T, N>(tensor());
-  }
-  // The accessor of a tensor typed_access_ok() accepted; NULL strides become compact ones,
-  // computed on the stack for the accessor to copy.
-  template <class T, int N>
-  DLPACKPP_FORCE_INLINE static TensorAccessor<T, N> typed_accessor(const DLTensor& t) noexcept {
-    auto* first = static_cast<T*>(detail::first_element(t));
-    if (t.strides != nullptr) return TensorAccessor<T, N>(first, t.shape, t.strides);
-    std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
-    detail::write_compact_strides(t.shape, N, compact);
-    return TensorAccessor<T, N>(first, t.shape, compact);
-  }
-
-  // typed_access_ok() for a tensor `p` that has not been adopted yet.
-  template <class T, int N>
-  DLPACKPP_FORCE_INLINE static bool typed_access_ok(const DLManaged* p) noexcept {
-    const DLTensor& t = p->dl_tensor;
-    return detail::accessor_ok<T, N>(t.dtype, flags_of(p), static_cast<int>(t.ndim),
-                                     detail::first_element(t));
-  }
-
-  // adopt_as()'s one pass: the version (nothing past `flags` is read before it), then the
-  // typed rules (dtype_of<T> and rank N stand in for the generic dtype and rank tests, which
-  // then fold away), then the tensor's.
-  template <class T, int N>
-  DLPACKPP_FORCE_INLINE static bool accepts_as(const DLManaged* p,
-                                               const ValidateOptions& options) noexcept {
-    if (p == nullptr) return false;
-    if constexpr (is_versioned) {
-      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
-    }
-    detail::TensorFacts facts;  // a contiguous tensor needs no look for a stride of 0
-    const DLTensor& t = p->dl_tensor;
-    return typed_access_ok<T, N>(p) && accepts(p, options, facts) &&
-           detail::one_address_each<T>(facts.contiguous, t.shape, t.strides, N);
-  }
-
-  // The common case inline and message-free: a tensor of this major that the one-pass check
-  // accepts, filling `facts`. Everything else, valid or not, takes adopt_slowly().
-  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options,
-                                            detail::TensorFacts& facts) noexcept {
-    if (p == nullptr) return false;
-    if constexpr (is_versioned) {
-      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
-      ValidateOptions with_flags = options;
-      with_flags.flags = p->flags;
-      return detail::quick_accept(p->dl_tensor, with_flags, facts);
-    } else {
-      return detail::quick_accept(p->dl_tensor, options, facts);
-    }
+    return adoption::template typed_accessor<T, N>(tensor());
   }
 
   // The handle and its view, sharing what validation learned.
   DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> with_view(
       BasicManagedTensor&& owned, const detail::TensorFacts& facts) noexcept {
     const DLManaged* p = owned.ptr_;
-    return AdoptedTensor<DLManaged>{std::move(owned),
-                                    TensorView::of_managed(p->dl_tensor, flags_of(p), facts)};
-  }
-  static std::uint64_t flags_of(const DLManaged* p) noexcept {
-    if constexpr (is_versioned) {
-      return p->flags;
-    } else {
-      static_cast<void>(p);
-      return 0;
-    }
-  }
-
-  // The whole catalogue, reporting the first problem and filling `facts` for a tensor it
-  // accepts; releases a refused tensor.
-  DLPACKPP_COLD static Result<BasicManagedTensor> adopt_slowly(DLManaged* p,
-                                                               ValidateOptions options,
-                                                               detail::TensorFacts& facts) {
-    if (p == nullptr)
-      return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
-    BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
-    if constexpr (is_versioned) {
-      // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
-      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return version_error(std::move(owned));
-      options.flags = p->flags;
-    }
-    Result<void> ok = detail::diagnose(p->dl_tensor, options, facts);
-    if (!ok) return ok.error();
-    return Result<BasicManagedTensor>(std::move(owned));
-  }
-  // What adopt_as() declined: the catalogue first (so a malformed tensor reports as adopt()
-  // does), then the accessor's checks; the handle releases the tensor on either failure.
-  template <class T, int N>
-  DLPACKPP_COLD static Result<AdoptedAccessor<DLManaged, T, N>> adopt_as_slowly(
-      DLManaged* p, const ValidateOptions& options) {
-    detail::TensorFacts facts;
-    Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
-    if (!owned) return owned.error();
-    Result<TensorAccessor<T, N>> accessor = owned->template try_accessor<T, N>();
-    if (!accessor) return accessor.error();
-    return AdoptedAccessor<DLManaged, T, N>{*std::move(owned), *accessor};
-  }
-
-  // Releases the tensor before building the message: only the version was read.
-  DLPACKPP_COLD static Error version_error(BasicManagedTensor owned) {
-    const auto major = owned.ptr_->version.major;
-    const auto minor = owned.ptr_->version.minor;
-    owned.reset();
-    return detail::version_mismatch_error("version.major", major, minor);
+    return AdoptedTensor<DLManaged>{
+        std::move(owned), TensorView::of_managed(p->dl_tensor, adoption::flags_of(p), facts)};
   }
 
   DLManaged* ptr_ = nullptr;
@@ -443,34 +322,6 @@ using ManagedTensor = BasicManagedTensor<DLManagedTensorVersioned>;
 /// The handle factories return unless told otherwise: versioned where the header has it.
 using DefaultManagedTensor = ManagedTensor;
 #else
-namespace detail {
-/// Stands in for ManagedTensor where the dlpack.h in force predates DLManagedTensorVersioned:
-/// naming it is one readable error instead of a cascade of undeclared identifiers.
-template <bool Available = false>
-struct ManagedTensorUnavailable {
-  static_assert(Available,
-                "dlpackpp: ManagedTensor needs DLManagedTensorVersioned (DLPack >= 1.0), but "
-                "the dlpack.h in force is " DLPACKPP_DLPACK_VERSION_STRING
-                ". Drop "
-                "DLPACKPP_USE_BUNDLED_DLPACK=0 / DLPACKPP_USE_SYSTEM_DLPACK=ON / "
-                "DLPACKPP_DLPACK_HEADER to use the bundled DLPack 1.3 header, include a newer "
-                "dlpack.h first, or use LegacyManagedTensor");
-  template <class... A>
-  static ManagedTensorUnavailable adopt(A&&...);
-  template <class... A>
-  static ManagedTensorUnavailable try_adopt(A&&...);
-  template <class... A>
-  static ManagedTensorUnavailable adopt_unchecked(A&&...);
-  template <class... A>
-  static ManagedTensorUnavailable adopt_with_view(A&&...);
-  template <class... A>
-  static ManagedTensorUnavailable try_adopt_with_view(A&&...);
-  template <class T, int N, class... A>
-  static ManagedTensorUnavailable adopt_as(A&&...);
-  template <class T, int N, class... A>
-  static ManagedTensorUnavailable try_adopt_as(A&&...);
-};
-}  // namespace detail
 /// Not available with this dlpack.h: using it is a compile error that says why.
 using ManagedTensor = detail::ManagedTensorUnavailable<>;
 /// The handle factories return unless told otherwise: legacy, as the header has nothing else.

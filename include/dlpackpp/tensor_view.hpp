@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// TensorView: a validated, non-owning view of a DLTensor with normalized strides, layout
-/// queries, consumer checks and typed access.
-///
-/// Longer than the ~400 lines a header aims for because it is one class: validation, layout
-/// and access rules live in rules/ and detail/, and what is left is the class body (its
-/// queries, require_* checks and typed access, each with its doc line), which C++ cannot spread
-/// over several headers.
+/// queries, consumer checks and typed access. The consumer checks (require_*) are written once
+/// in tensor_view/consumer_checks.hpp, a base the view derives from.
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
@@ -21,6 +17,7 @@
 #include "dlpackpp/int_span.hpp"
 #include "dlpackpp/rules/access.hpp"
 #include "dlpackpp/tensor_accessor.hpp"
+#include "dlpackpp/tensor_view/consumer_checks.hpp"
 #include "dlpackpp/validate.hpp"
 
 #include <cstddef>
@@ -45,7 +42,7 @@ DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
 /// Every check has a throwing form and a `try_` twin returning Result. On a temporary view,
 /// shape()/strides() return an IntArray and require_*() a TensorView by value, so nothing
 /// handed out of an expression can dangle.
-class TensorView {
+class TensorView : public detail::ConsumerChecks<TensorView> {
  public:
   /// Views a DLTensor after validate(); throws Error with the first problem. A bare DLTensor
   /// carries no flags: pass READ_ONLY in `options.flags` when the tensor has it (a managed
@@ -151,95 +148,8 @@ class TensorView {
     return static_cast<T*>(p);
   }
 
-  /// Errc::dtype_mismatch unless dtype() == expected.
-  const TensorView& require_dtype(DataType expected) const& {
-    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
-  }
-  /// As above; a temporary view is returned by value so a kept reference cannot dangle.
-  TensorView require_dtype(DataType expected) && {
-    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
-  }
-  /// Non-throwing require_dtype().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype(DataType expected) const {
-    return self_or_error(dtype() == expected, [&] { return mismatch(expected); });
-  }
-  /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
-  template <class T>
-  const TensorView& require_dtype() const& {
-    return require_dtype(dtype_of<T>);
-  }
-  /// As above, for a temporary view.
-  template <class T>
-  TensorView require_dtype() && {
-    return std::move(*this).require_dtype(dtype_of<T>);
-  }
-  /// Non-throwing require_dtype<T>().
-  template <class T>
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype() const {
-    return try_require_dtype(dtype_of<T>);
-  }
-  /// Errc::rank_mismatch unless ndim() == expected.
-  const TensorView& require_ndim(int expected) const& {
-    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_ndim(int expected) && {
-    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
-  }
-  /// Non-throwing require_ndim().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_ndim(int expected) const {
-    return self_or_error(ndim() == expected, [&] { return mismatch(expected); });
-  }
-  /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
-  /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
-  const TensorView& require_shape(IntSpan expected) const& {
-    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_shape(IntSpan expected) && {
-    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
-  }
-  /// Non-throwing require_shape().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_shape(IntSpan expected) const {
-    return self_or_error(shape_fits(expected), [&] { return shape_error(expected); });
-  }
-  /// Errc::device_mismatch unless device() == expected.
-  const TensorView& require_device(Device expected) const& {
-    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_device(Device expected) && {
-    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
-  }
-  /// Non-throwing require_device().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_device(Device expected) const {
-    return self_or_error(device() == expected, [&] { return mismatch(expected); });
-  }
-  /// Errc::not_contiguous unless is_contiguous().
-  const TensorView& require_contiguous() const& {
-    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_contiguous() && {
-    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
-  }
-  /// Non-throwing require_contiguous().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
-    return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
-  }
-  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
-  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
-  const TensorView& require_writable() const& {
-    return self_or_throw(writable(), [&] { return writable_error(); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_writable() && {
-    return self_or_throw(writable(), [&] { return writable_error(); });
-  }
-  /// Non-throwing require_writable().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
-    return self_or_error(writable(), [&] { return writable_error(); });
-  }
+  // The consumer checks, require_dtype() to require_writable() and their try_ twins, come from
+  // the base (tensor_view/consumer_checks.hpp).
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
@@ -295,6 +205,7 @@ class TensorView {
  private:
   template <class DLManaged>
   friend class BasicManagedTensor;
+  friend class detail::ConsumerChecks<TensorView>;
   friend Result<TensorView> detail::view_in_place(const DLTensor&, const ValidateOptions&);
 
   // Validates `t`, then views it in place (`t` outlives the view) or a copy of it; the view is
@@ -345,56 +256,11 @@ class TensorView {
     return values[i];
   }
 
-  // Each require_* is one test; only a failing one builds its Error (`fail`, cold), which
-  // self_or_throw() throws and self_or_error() returns. No Result<void> stands between the
-  // test and the branch, so a passing check costs its comparison.
-  template <class Fail>
-  DLPACKPP_FORCE_INLINE const TensorView& self_or_throw(bool ok, Fail&& fail) const& {
-    if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
-    return *this;
-  }
-  template <class Fail>
-  DLPACKPP_FORCE_INLINE TensorView self_or_throw(bool ok, Fail&& fail) && {
-    if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
-    return std::move(*this);
-  }
-  template <class Fail>
-  DLPACKPP_FORCE_INLINE Result<TensorView> self_or_error(bool ok, Fail&& fail) const {
-    if (DLPACKPP_UNLIKELY(!ok)) return fail();
-    return *this;
-  }
-  // The mismatch errors take only the view's address and the expectation, so a passing
-  // check prepares no arguments for the failing one.
-  DLPACKPP_COLD Error mismatch(DataType expected) const {
-    return detail::dtype_error(dtype(), expected, "required ");
-  }
-  DLPACKPP_COLD Error mismatch(int expected) const {
-    return detail::rank_error(ndim(), expected, "required ");
-  }
-  DLPACKPP_COLD Error mismatch(Device expected) const {
-    return detail::device_error(device(), expected);
-  }
   // Writing through T gives each element its own address; a contiguous view (the common
   // case, known from validation) never reads its strides for it, and a const T costs nothing.
   template <class T>
   DLPACKPP_FORCE_INLINE bool apart() const noexcept {
     return detail::one_address_each<T>(facts_.contiguous, shape_data(), strides_data(), ndim());
-  }
-  DLPACKPP_FORCE_INLINE bool writable() const noexcept { return !read_only() && apart<void>(); }
-  DLPACKPP_COLD Error writable_error() const {
-    if (read_only()) return detail::read_only_error();
-    return detail::overlap_problem<void>(shape_data(), strides_data(), ndim()).error();
-  }
-  DLPACKPP_COLD Error not_contiguous_error() const {
-    return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
-                              " is not row-major contiguous");
-  }
-  // The shape rule is detail::shape_problem's; its error is made again only on failure.
-  bool shape_fits(IntSpan expected) const {
-    return detail::shape_problem(shape(), expected).has_value();
-  }
-  DLPACKPP_COLD Error shape_error(IntSpan expected) const {
-    return detail::shape_problem(shape(), expected).error();
   }
 
   detail::ViewStorage storage_;

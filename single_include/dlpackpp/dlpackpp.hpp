@@ -3029,12 +3029,8 @@ DLPACKPP_END_NAMESPACE
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// TensorView: a validated, non-owning view of a DLTensor with normalized strides, layout
-/// queries, consumer checks and typed access.
-///
-/// Longer than the ~400 lines a header aims for because it is one class: validation, layout
-/// and access rules live in rules/ and detail/, and what is left is the class body (its
-/// queries, require_* checks and typed access, each with its doc line), which C++ cannot spread
-/// over several headers.
+/// queries, consumer checks and typed access. The consumer checks (require_*) are written once
+/// in tensor_view/consumer_checks.hpp, a base the view derives from.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/detail/layout.hpp" (already inlined)
@@ -3535,6 +3531,178 @@ DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/rules/access.hpp ----
 // #include "dlpackpp/tensor_accessor.hpp" (already inlined)
+// #include "dlpackpp/tensor_view/consumer_checks.hpp" (inlined below)
+// ---- begin dlpackpp/tensor_view/consumer_checks.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The consumer checks of TensorView (require_dtype, require_ndim, require_shape,
+/// require_device, require_contiguous, require_writable), each in its three forms: on a view,
+/// on a temporary view (returned by value, so nothing kept can dangle) and non-throwing. One
+/// pattern for all eighteen, written once in a base the view derives from (CRTP: each returns
+/// the view itself), so the view's own header reads as its data and access.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/device.hpp" (already inlined)
+// #include "dlpackpp/dtype.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/int_span.hpp" (already inlined)
+// #include "dlpackpp/rules/access.hpp" (already inlined)
+
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace detail {
+
+/// The require_* / try_require_* family of `View` (TensorView, which derives from it and
+/// befriends it for the one-address test its typed access shares).
+template <class View>
+class ConsumerChecks {
+ public:
+  /// Errc::dtype_mismatch unless dtype() == expected.
+  const View& require_dtype(DataType expected) const& {
+    return self_or_throw(self().dtype() == expected, [&] { return mismatch(expected); });
+  }
+  /// As above; a temporary view is returned by value so a kept reference cannot dangle.
+  View require_dtype(DataType expected) && {
+    return self_or_throw(self().dtype() == expected, [&] { return mismatch(expected); });
+  }
+  /// Non-throwing require_dtype().
+  DLPACKPP_FORCE_INLINE Result<View> try_require_dtype(DataType expected) const {
+    return self_or_error(self().dtype() == expected, [&] { return mismatch(expected); });
+  }
+  /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
+  template <class T>
+  const View& require_dtype() const& {
+    return require_dtype(dtype_of<T>);
+  }
+  /// As above, for a temporary view.
+  template <class T>
+  View require_dtype() && {
+    return std::move(*this).require_dtype(dtype_of<T>);
+  }
+  /// Non-throwing require_dtype<T>().
+  template <class T>
+  DLPACKPP_FORCE_INLINE Result<View> try_require_dtype() const {
+    return try_require_dtype(dtype_of<T>);
+  }
+  /// Errc::rank_mismatch unless ndim() == expected.
+  const View& require_ndim(int expected) const& {
+    return self_or_throw(self().ndim() == expected, [&] { return mismatch(expected); });
+  }
+  /// As above, for a temporary view.
+  View require_ndim(int expected) && {
+    return self_or_throw(self().ndim() == expected, [&] { return mismatch(expected); });
+  }
+  /// Non-throwing require_ndim().
+  DLPACKPP_FORCE_INLINE Result<View> try_require_ndim(int expected) const {
+    return self_or_error(self().ndim() == expected, [&] { return mismatch(expected); });
+  }
+  /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
+  /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
+  const View& require_shape(IntSpan expected) const& {
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
+  }
+  /// As above, for a temporary view.
+  View require_shape(IntSpan expected) && {
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
+  }
+  /// Non-throwing require_shape().
+  DLPACKPP_FORCE_INLINE Result<View> try_require_shape(IntSpan expected) const {
+    return self_or_error(shape_fits(expected), [&] { return shape_error(expected); });
+  }
+  /// Errc::device_mismatch unless device() == expected.
+  const View& require_device(Device expected) const& {
+    return self_or_throw(self().device() == expected, [&] { return mismatch(expected); });
+  }
+  /// As above, for a temporary view.
+  View require_device(Device expected) && {
+    return self_or_throw(self().device() == expected, [&] { return mismatch(expected); });
+  }
+  /// Non-throwing require_device().
+  DLPACKPP_FORCE_INLINE Result<View> try_require_device(Device expected) const {
+    return self_or_error(self().device() == expected, [&] { return mismatch(expected); });
+  }
+  /// Errc::not_contiguous unless is_contiguous().
+  const View& require_contiguous() const& {
+    return self_or_throw(self().is_contiguous(), [&] { return not_contiguous_error(); });
+  }
+  /// As above, for a temporary view.
+  View require_contiguous() && {
+    return self_or_throw(self().is_contiguous(), [&] { return not_contiguous_error(); });
+  }
+  /// Non-throwing require_contiguous().
+  DLPACKPP_FORCE_INLINE Result<View> try_require_contiguous() const {
+    return self_or_error(self().is_contiguous(), [&] { return not_contiguous_error(); });
+  }
+  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
+  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
+  const View& require_writable() const& {
+    return self_or_throw(writable(), [&] { return writable_error(); });
+  }
+  /// As above, for a temporary view.
+  View require_writable() && {
+    return self_or_throw(writable(), [&] { return writable_error(); });
+  }
+  /// Non-throwing require_writable().
+  DLPACKPP_FORCE_INLINE Result<View> try_require_writable() const {
+    return self_or_error(writable(), [&] { return writable_error(); });
+  }
+
+ private:
+  // The view these checks belong to.
+  DLPACKPP_FORCE_INLINE const View& self() const noexcept {
+    return static_cast<const View&>(*this);
+  }
+
+  // Each require_* is one test; only a failing one builds its Error (`fail`, cold), which
+  // self_or_throw() throws and self_or_error() returns. No Result<void> stands between the
+  // test and the branch, so a passing check costs its comparison. A temporary's check copies
+  // the view out through the first (a view's move is its copy).
+  template <class Fail>
+  DLPACKPP_FORCE_INLINE const View& self_or_throw(bool ok, Fail&& fail) const& {
+    if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
+    return self();
+  }
+  template <class Fail>
+  DLPACKPP_FORCE_INLINE Result<View> self_or_error(bool ok, Fail&& fail) const {
+    if (DLPACKPP_UNLIKELY(!ok)) return fail();
+    return self();
+  }
+  // The mismatch errors take only the view's address and the expectation, so a passing
+  // check prepares no arguments for the failing one.
+  DLPACKPP_COLD Error mismatch(DataType expected) const {
+    return dtype_error(self().dtype(), expected, "required ");
+  }
+  DLPACKPP_COLD Error mismatch(int expected) const {
+    return rank_error(self().ndim(), expected, "required ");
+  }
+  DLPACKPP_COLD Error mismatch(Device expected) const {
+    return device_error(self().device(), expected);
+  }
+  DLPACKPP_FORCE_INLINE bool writable() const noexcept {
+    return !self().read_only() && self().template apart<void>();
+  }
+  DLPACKPP_COLD Error writable_error() const {
+    if (self().read_only()) return read_only_error();
+    return overlap_problem<void>(self().shape_data(), self().strides_data(), self().ndim()).error();
+  }
+  DLPACKPP_COLD Error not_contiguous_error() const {
+    return make_error(Errc::not_contiguous, "tensor ", self().to_string(),
+                      " is not row-major contiguous");
+  }
+  // The shape rule is shape_problem's; its error is made again only on failure.
+  bool shape_fits(IntSpan expected) const {
+    return shape_problem(self().shape(), expected).has_value();
+  }
+  DLPACKPP_COLD Error shape_error(IntSpan expected) const {
+    return shape_problem(self().shape(), expected).error();
+  }
+};
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/tensor_view/consumer_checks.hpp ----
 // #include "dlpackpp/validate.hpp" (already inlined)
 
 #include <cstddef>
@@ -3559,7 +3727,7 @@ DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
 /// Every check has a throwing form and a `try_` twin returning Result. On a temporary view,
 /// shape()/strides() return an IntArray and require_*() a TensorView by value, so nothing
 /// handed out of an expression can dangle.
-class TensorView {
+class TensorView : public detail::ConsumerChecks<TensorView> {
  public:
   /// Views a DLTensor after validate(); throws Error with the first problem. A bare DLTensor
   /// carries no flags: pass READ_ONLY in `options.flags` when the tensor has it (a managed
@@ -3665,95 +3833,8 @@ class TensorView {
     return static_cast<T*>(p);
   }
 
-  /// Errc::dtype_mismatch unless dtype() == expected.
-  const TensorView& require_dtype(DataType expected) const& {
-    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
-  }
-  /// As above; a temporary view is returned by value so a kept reference cannot dangle.
-  TensorView require_dtype(DataType expected) && {
-    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
-  }
-  /// Non-throwing require_dtype().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype(DataType expected) const {
-    return self_or_error(dtype() == expected, [&] { return mismatch(expected); });
-  }
-  /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
-  template <class T>
-  const TensorView& require_dtype() const& {
-    return require_dtype(dtype_of<T>);
-  }
-  /// As above, for a temporary view.
-  template <class T>
-  TensorView require_dtype() && {
-    return std::move(*this).require_dtype(dtype_of<T>);
-  }
-  /// Non-throwing require_dtype<T>().
-  template <class T>
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype() const {
-    return try_require_dtype(dtype_of<T>);
-  }
-  /// Errc::rank_mismatch unless ndim() == expected.
-  const TensorView& require_ndim(int expected) const& {
-    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_ndim(int expected) && {
-    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
-  }
-  /// Non-throwing require_ndim().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_ndim(int expected) const {
-    return self_or_error(ndim() == expected, [&] { return mismatch(expected); });
-  }
-  /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
-  /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
-  const TensorView& require_shape(IntSpan expected) const& {
-    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_shape(IntSpan expected) && {
-    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
-  }
-  /// Non-throwing require_shape().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_shape(IntSpan expected) const {
-    return self_or_error(shape_fits(expected), [&] { return shape_error(expected); });
-  }
-  /// Errc::device_mismatch unless device() == expected.
-  const TensorView& require_device(Device expected) const& {
-    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_device(Device expected) && {
-    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
-  }
-  /// Non-throwing require_device().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_device(Device expected) const {
-    return self_or_error(device() == expected, [&] { return mismatch(expected); });
-  }
-  /// Errc::not_contiguous unless is_contiguous().
-  const TensorView& require_contiguous() const& {
-    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_contiguous() && {
-    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
-  }
-  /// Non-throwing require_contiguous().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
-    return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
-  }
-  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
-  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
-  const TensorView& require_writable() const& {
-    return self_or_throw(writable(), [&] { return writable_error(); });
-  }
-  /// As above, for a temporary view.
-  TensorView require_writable() && {
-    return self_or_throw(writable(), [&] { return writable_error(); });
-  }
-  /// Non-throwing require_writable().
-  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
-    return self_or_error(writable(), [&] { return writable_error(); });
-  }
+  // The consumer checks, require_dtype() to require_writable() and their try_ twins, come from
+  // the base (tensor_view/consumer_checks.hpp).
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
@@ -3809,6 +3890,7 @@ class TensorView {
  private:
   template <class DLManaged>
   friend class BasicManagedTensor;
+  friend class detail::ConsumerChecks<TensorView>;
   friend Result<TensorView> detail::view_in_place(const DLTensor&, const ValidateOptions&);
 
   // Validates `t`, then views it in place (`t` outlives the view) or a copy of it; the view is
@@ -3859,56 +3941,11 @@ class TensorView {
     return values[i];
   }
 
-  // Each require_* is one test; only a failing one builds its Error (`fail`, cold), which
-  // self_or_throw() throws and self_or_error() returns. No Result<void> stands between the
-  // test and the branch, so a passing check costs its comparison.
-  template <class Fail>
-  DLPACKPP_FORCE_INLINE const TensorView& self_or_throw(bool ok, Fail&& fail) const& {
-    if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
-    return *this;
-  }
-  template <class Fail>
-  DLPACKPP_FORCE_INLINE TensorView self_or_throw(bool ok, Fail&& fail) && {
-    if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
-    return std::move(*this);
-  }
-  template <class Fail>
-  DLPACKPP_FORCE_INLINE Result<TensorView> self_or_error(bool ok, Fail&& fail) const {
-    if (DLPACKPP_UNLIKELY(!ok)) return fail();
-    return *this;
-  }
-  // The mismatch errors take only the view's address and the expectation, so a passing
-  // check prepares no arguments for the failing one.
-  DLPACKPP_COLD Error mismatch(DataType expected) const {
-    return detail::dtype_error(dtype(), expected, "required ");
-  }
-  DLPACKPP_COLD Error mismatch(int expected) const {
-    return detail::rank_error(ndim(), expected, "required ");
-  }
-  DLPACKPP_COLD Error mismatch(Device expected) const {
-    return detail::device_error(device(), expected);
-  }
   // Writing through T gives each element its own address; a contiguous view (the common
   // case, known from validation) never reads its strides for it, and a const T costs nothing.
   template <class T>
   DLPACKPP_FORCE_INLINE bool apart() const noexcept {
     return detail::one_address_each<T>(facts_.contiguous, shape_data(), strides_data(), ndim());
-  }
-  DLPACKPP_FORCE_INLINE bool writable() const noexcept { return !read_only() && apart<void>(); }
-  DLPACKPP_COLD Error writable_error() const {
-    if (read_only()) return detail::read_only_error();
-    return detail::overlap_problem<void>(shape_data(), strides_data(), ndim()).error();
-  }
-  DLPACKPP_COLD Error not_contiguous_error() const {
-    return detail::make_error(Errc::not_contiguous, "tensor ", to_string(),
-                              " is not row-major contiguous");
-  }
-  // The shape rule is detail::shape_problem's; its error is made again only on failure.
-  bool shape_fits(IntSpan expected) const {
-    return detail::shape_problem(shape(), expected).has_value();
-  }
-  DLPACKPP_COLD Error shape_error(IntSpan expected) const {
-    return detail::shape_problem(shape(), expected).error();
   }
 
   detail::ViewStorage storage_;
@@ -3950,11 +3987,9 @@ DLPACKPP_END_NAMESPACE
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// BasicManagedTensor: unique ownership of a DLManagedTensorVersioned or legacy
-/// DLManagedTensor, with checked adoption (conversions between the two: conversions.hpp).
-///
-/// Longer than the ~400 lines a header aims for because it is one class: its rules already
-/// live in rules/ and its conversions in conversions.hpp, and what is left is the class body
-/// (adoption, typed access, flags), which C++ cannot spread over several headers.
+/// DLManagedTensor, with checked adoption (conversions between the two: conversions.hpp). Its
+/// parts live in managed_tensor/: the adoption checks, the structs' traits and release, and the
+/// stand-in for ManagedTensor where dlpack.h has no versioned struct.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -3964,34 +3999,56 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/flags.hpp" (already inlined)
 // #include "dlpackpp/int_array.hpp" (already inlined)
 // #include "dlpackpp/int_span.hpp" (already inlined)
-// #include "dlpackpp/tensor_view.hpp" (already inlined)
-// #include "dlpackpp/validate.hpp" (already inlined)
+// #include "dlpackpp/managed_tensor/adoption.hpp" (inlined below)
+// ---- begin dlpackpp/managed_tensor/adoption.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// How BasicManagedTensor checks a tensor it adopts: the version before anything past `flags`,
+/// then the one-pass quick check (and for adopt_as, the typed rules in the same pass), inline
+/// and message-free; a tensor it declines takes the cold path, which names the problem and
+/// hands the tensor back. Apart from the handle so that its class body reads as its contract.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/detail/layout.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
+// #include "dlpackpp/managed_tensor/traits.hpp" (inlined below)
+// ---- begin dlpackpp/managed_tensor/traits.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The two managed C structs as every owner of one sees them: their names and whether they
+/// carry a version (managed_traits), how one goes back to its producer, and the one
+/// version-mismatch error. Apart from BasicManagedTensor because conversions.hpp, the exchange
+/// API and the Python capsules hand structs back and refuse other majors the same way.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+// #include "dlpackpp/error.hpp" (already inlined)
 
 #include <cstdint>
-#include <iosfwd>
-#include <type_traits>
-#include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
-
-template <class DLManaged>
-struct AdoptedTensor;
-template <class DLManaged, class T, int N>
-struct AdoptedAccessor;
-
 namespace detail {
+
+/// What an owner needs to know of managed struct M: `versioned` and its C `name`.
 template <class M>
 struct managed_traits;
 
+/// The legacy struct: no version, no flags.
 template <>
 struct managed_traits<DLManagedTensor> {
+  /// False: the struct has neither `version` nor `flags`.
   static constexpr bool versioned = false;
+  /// The C name, for messages.
   static constexpr const char* name = "DLManagedTensor";
 };
 #if DLPACKPP_HAS_VERSIONED
+/// The DLPack >= 1.0 struct, with `version` and `flags`.
 template <>
 struct managed_traits<DLManagedTensorVersioned> {
+  /// True: `version` and `flags` are there to read.
   static constexpr bool versioned = true;
+  /// The C name, for messages.
   static constexpr const char* name = "DLManagedTensorVersioned";
 };
 #endif
@@ -4009,7 +4066,210 @@ template <class M>
 void release_to_producer(M* p) noexcept {
   if (p != nullptr && p->deleter != nullptr) p->deleter(p);
 }
+
 }  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/managed_tensor/traits.hpp ----
+// #include "dlpackpp/rules/access.hpp" (already inlined)
+// #include "dlpackpp/rules/diagnose.hpp" (already inlined)
+// #include "dlpackpp/rules/quick_checks.hpp" (already inlined)
+// #include "dlpackpp/tensor_accessor.hpp" (already inlined)
+// #include "dlpackpp/validate_options.hpp" (already inlined)
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+
+template <class DLManaged>
+class BasicManagedTensor;
+template <class DLManaged, class T, int N>
+struct AdoptedAccessor;
+
+namespace detail {
+
+/// The checks BasicManagedTensor<DLManaged> applies on adoption, fast and slow. Only its
+/// public members are used, so the handle is complete by the time any of these is instantiated.
+template <class DLManaged>
+struct Adoption {
+  /// The owning handle these checks fill.
+  using Handle = BasicManagedTensor<DLManaged>;
+  /// True for DLManagedTensorVersioned, the struct with `version` and `flags`.
+  static constexpr bool versioned = managed_traits<DLManaged>::versioned;
+
+  /// The struct's flags (0 for a legacy tensor, which carries none).
+  static std::uint64_t flags_of(const DLManaged* p) noexcept {
+    if constexpr (versioned) {
+      return p->flags;
+    } else {
+      static_cast<void>(p);
+      return 0;
+    }
+  }
+
+  /// The typed rules (dtype_of<T>, rank N, writability for a non-const T, alignment,
+  /// addressable elements) for a tensor `p` that has not been adopted yet.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static bool typed_access_ok(const DLManaged* p) noexcept {
+    const DLTensor& t = p->dl_tensor;
+    return accessor_ok<T, N>(t.dtype, flags_of(p), static_cast<int>(t.ndim), first_element(t));
+  }
+  /// The accessor of a tensor typed_access_ok() accepted; NULL strides become compact ones,
+  /// computed on the stack for the accessor to copy.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static TensorAccessor<T, N> typed_accessor(const DLTensor& t) noexcept {
+    auto* first = static_cast<T*>(first_element(t));
+    if (t.strides != nullptr) return TensorAccessor<T, N>(first, t.shape, t.strides);
+    std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
+    write_compact_strides(t.shape, N, compact);
+    return TensorAccessor<T, N>(first, t.shape, compact);
+  }
+
+  /// adopt_as()'s one pass: the version (nothing past `flags` is read before it), then the
+  /// typed rules (dtype_of<T> and rank N stand in for the generic dtype and rank tests, which
+  /// then fold away), then the tensor's.
+  template <class T, int N>
+  DLPACKPP_FORCE_INLINE static bool accepts_as(const DLManaged* p,
+                                               const ValidateOptions& options) noexcept {
+    if (p == nullptr) return false;
+    if constexpr (versioned) {
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
+    }
+    TensorFacts facts;  // a contiguous tensor needs no look for a stride of 0
+    const DLTensor& t = p->dl_tensor;
+    return typed_access_ok<T, N>(p) && accepts(p, options, facts) &&
+           one_address_each<T>(facts.contiguous, t.shape, t.strides, N);
+  }
+
+  /// The common case inline and message-free: a tensor of this major that the one-pass check
+  /// accepts, filling `facts`. Everything else, valid or not, takes adopt_slowly().
+  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options,
+                                            TensorFacts& facts) noexcept {
+    if (p == nullptr) return false;
+    if constexpr (versioned) {
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
+      ValidateOptions with_flags = options;
+      with_flags.flags = p->flags;
+      return quick_accept(p->dl_tensor, with_flags, facts);
+    } else {
+      return quick_accept(p->dl_tensor, options, facts);
+    }
+  }
+
+  /// The whole catalogue, reporting the first problem and filling `facts` for a tensor it
+  /// accepts; releases a refused tensor.
+  DLPACKPP_COLD static Result<Handle> adopt_slowly(DLManaged* p, ValidateOptions options,
+                                                   TensorFacts& facts) {
+    if (p == nullptr) {
+      return make_error(Errc::null_pointer, managed_traits<DLManaged>::name, " pointer is NULL");
+    }
+    Handle owned = Handle::adopt_unchecked(p);  // released on every early return
+    if constexpr (versioned) {
+      // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
+      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return version_error(std::move(owned));
+      options.flags = p->flags;
+    }
+    Result<void> ok = diagnose(p->dl_tensor, options, facts);
+    if (!ok) return ok.error();
+    return Result<Handle>(std::move(owned));
+  }
+  /// What adopt_as() declined: the catalogue first (so a malformed tensor reports as adopt()
+  /// does), then the accessor's checks; the handle releases the tensor on either failure.
+  template <class T, int N>
+  DLPACKPP_COLD static Result<AdoptedAccessor<DLManaged, T, N>> adopt_as_slowly(
+      DLManaged* p, const ValidateOptions& options) {
+    TensorFacts facts;
+    Result<Handle> owned = adopt_slowly(p, options, facts);
+    if (!owned) return owned.error();
+    Result<TensorAccessor<T, N>> accessor = owned->template try_accessor<T, N>();
+    if (!accessor) return accessor.error();
+    return AdoptedAccessor<DLManaged, T, N>{*std::move(owned), *accessor};
+  }
+
+  /// Releases the tensor before building the message: only the version was read.
+  DLPACKPP_COLD static Error version_error(Handle owned) {
+    const auto major = owned.get()->version.major;
+    const auto minor = owned.get()->version.minor;
+    owned.reset();
+    return version_mismatch_error("version.major", major, minor);
+  }
+};
+
+}  // namespace detail
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/managed_tensor/adoption.hpp ----
+// #include "dlpackpp/managed_tensor/traits.hpp" (already inlined)
+// #include "dlpackpp/managed_tensor/unavailable.hpp" (inlined below)
+// ---- begin dlpackpp/managed_tensor/unavailable.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What `ManagedTensor` names where the dlpack.h in force predates DLManagedTensorVersioned: a
+/// stand-in whose every use is one readable compile error. Defines nothing where the header
+/// has the versioned struct; apart from BasicManagedTensor because it is no part of it.
+
+// #include "dlpackpp/detail/config.hpp" (already inlined)
+// #include "dlpackpp/dlpack.hpp" (already inlined)
+
+DLPACKPP_BEGIN_NAMESPACE
+#if !DLPACKPP_HAS_VERSIONED
+namespace detail {
+
+/// Stands in for ManagedTensor where the dlpack.h in force predates DLManagedTensorVersioned:
+/// naming it is one readable error instead of a cascade of undeclared identifiers.
+template <bool Available = false>
+struct ManagedTensorUnavailable {
+  static_assert(Available,
+                "dlpackpp: ManagedTensor needs DLManagedTensorVersioned (DLPack >= 1.0), but "
+                "the dlpack.h in force is " DLPACKPP_DLPACK_VERSION_STRING
+                ". Drop "
+                "DLPACKPP_USE_BUNDLED_DLPACK=0 / DLPACKPP_USE_SYSTEM_DLPACK=ON / "
+                "DLPACKPP_DLPACK_HEADER to use the bundled DLPack 1.3 header, include a newer "
+                "dlpack.h first, or use LegacyManagedTensor");
+  /// Refused, as every factory below: ManagedTensor::adopt(p) fails here, readably.
+  template <class... A>
+  static ManagedTensorUnavailable adopt(A&&...);
+  /// Refused.
+  template <class... A>
+  static ManagedTensorUnavailable try_adopt(A&&...);
+  /// Refused.
+  template <class... A>
+  static ManagedTensorUnavailable adopt_unchecked(A&&...);
+  /// Refused.
+  template <class... A>
+  static ManagedTensorUnavailable adopt_with_view(A&&...);
+  /// Refused.
+  template <class... A>
+  static ManagedTensorUnavailable try_adopt_with_view(A&&...);
+  /// Refused.
+  template <class T, int N, class... A>
+  static ManagedTensorUnavailable adopt_as(A&&...);
+  /// Refused.
+  template <class T, int N, class... A>
+  static ManagedTensorUnavailable try_adopt_as(A&&...);
+};
+
+}  // namespace detail
+#endif
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/managed_tensor/unavailable.hpp ----
+// #include "dlpackpp/tensor_view.hpp" (already inlined)
+// #include "dlpackpp/validate.hpp" (already inlined)
+
+#include <cstdint>
+#include <iosfwd>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+
+template <class DLManaged>
+struct AdoptedTensor;
+template <class DLManaged, class T, int N>
+struct AdoptedAccessor;
 
 /// Unique ownership of a DLPack managed tensor (`DLManagedTensorVersioned` or the legacy
 /// `DLManagedTensor`): one pointer, move-only, the producer's deleter called exactly once
@@ -4017,6 +4277,7 @@ void release_to_producer(M* p) noexcept {
 template <class DLManaged>
 class BasicManagedTensor {
   using traits = detail::managed_traits<DLManaged>;
+  using adoption = detail::Adoption<DLManaged>;
 
  public:
   /// The C struct this handle owns.
@@ -4057,15 +4318,17 @@ class BasicManagedTensor {
   DLPACKPP_FORCE_INLINE static Result<BasicManagedTensor> try_adopt(
       DLManaged* p, const ValidateOptions& options = {}) {
     detail::TensorFacts facts;
-    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) return adopt_slowly(p, options, facts);
+    if (DLPACKPP_UNLIKELY(!adoption::accepts(p, options, facts))) {
+      return adoption::adopt_slowly(p, options, facts);
+    }
     return Result<BasicManagedTensor>(adopt_unchecked(p));
   }
   /// As try_adopt, throwing the Error (after the tensor has been released).
   DLPACKPP_FORCE_INLINE static BasicManagedTensor adopt(DLManaged* p,
                                                         const ValidateOptions& options = {}) {
     detail::TensorFacts facts;
-    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
-      return adopt_slowly(p, options, facts).value();
+    if (DLPACKPP_UNLIKELY(!adoption::accepts(p, options, facts))) {
+      return adoption::adopt_slowly(p, options, facts).value();
     }
     return adopt_unchecked(p);
   }
@@ -4077,8 +4340,8 @@ class BasicManagedTensor {
   DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> adopt_with_view(
       DLManaged* p, const ValidateOptions& options = {}) {
     detail::TensorFacts facts;
-    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
-      BasicManagedTensor owned = adopt_slowly(p, options, facts).value();
+    if (DLPACKPP_UNLIKELY(!adoption::accepts(p, options, facts))) {
+      BasicManagedTensor owned = adoption::adopt_slowly(p, options, facts).value();
       return with_view(std::move(owned), facts);
     }
     return with_view(adopt_unchecked(p), facts);
@@ -4091,27 +4354,28 @@ class BasicManagedTensor {
   template <class T, int N>
   DLPACKPP_FORCE_INLINE static AdoptedAccessor<DLManaged, T, N> adopt_as(
       DLManaged* p, const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
-      return adopt_as_slowly<T, N>(p, options).value();
+    if (DLPACKPP_UNLIKELY(!(adoption::template accepts_as<T, N>(p, options)))) {
+      return adoption::template adopt_as_slowly<T, N>(p, options).value();
     }
-    return {adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+    return {adopt_unchecked(p), adoption::template typed_accessor<T, N>(p->dl_tensor)};
   }
   /// Non-throwing adopt_as().
   template <class T, int N>
   DLPACKPP_FORCE_INLINE static Result<AdoptedAccessor<DLManaged, T, N>> try_adopt_as(
       DLManaged* p, const ValidateOptions& options = {}) {
-    if (DLPACKPP_UNLIKELY(!(accepts_as<T, N>(p, options)))) {
-      return adopt_as_slowly<T, N>(p, options);
+    if (DLPACKPP_UNLIKELY(!(adoption::template accepts_as<T, N>(p, options)))) {
+      return adoption::template adopt_as_slowly<T, N>(p, options);
     }
-    return AdoptedAccessor<DLManaged, T, N>{adopt_unchecked(p), typed_accessor<T, N>(p->dl_tensor)};
+    return AdoptedAccessor<DLManaged, T, N>{adopt_unchecked(p),
+                                            adoption::template typed_accessor<T, N>(p->dl_tensor)};
   }
 
   /// Non-throwing adopt_with_view().
   DLPACKPP_FORCE_INLINE static Result<AdoptedTensor<DLManaged>> try_adopt_with_view(
       DLManaged* p, const ValidateOptions& options = {}) {
     detail::TensorFacts facts;
-    if (DLPACKPP_UNLIKELY(!accepts(p, options, facts))) {
-      Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
+    if (DLPACKPP_UNLIKELY(!adoption::accepts(p, options, facts))) {
+      Result<BasicManagedTensor> owned = adoption::adopt_slowly(p, options, facts);
       if (!owned) return owned.error();
       return with_view(*std::move(owned), facts);
     }
@@ -4228,7 +4492,7 @@ class BasicManagedTensor {
   }
 #endif
   /// All flag bits, unknown ones included (0 for a legacy tensor).
-  std::uint64_t flags() const noexcept { return flags_of(checked()); }
+  std::uint64_t flags() const noexcept { return adoption::flags_of(checked()); }
   /// READ_ONLY: writes through this tensor are refused.
   bool read_only() const noexcept { return (flags() & flag::read_only) != 0; }
   /// IS_COPIED: the producer made a copy the consumer may treat as its own.
@@ -4243,118 +4507,24 @@ class BasicManagedTensor {
   }
   const DLTensor& tensor() const noexcept { return checked()->dl_tensor; }
 
+  // The typed rules and accessor for the owned tensor (adoption has them for one to adopt).
   template <class T, int N>
   DLPACKPP_FORCE_INLINE bool typed_access_ok() const noexcept {
     const DLTensor& t = tensor();
-    return typed_access_ok<T, N>(checked()) &&
+    return adoption::template typed_access_ok<T, N>(checked()) &&
            detail::one_address_each<T>(false, t.shape, t.strides, N);
   }
   template <class T, int N>
   DLPACKPP_FORCE_INLINE TensorAccessor<T, N> typed_accessor() const noexcept {
-    return typed_accessor<T, N>(tensor());
-  }
-  // The accessor of a tensor typed_access_ok() accepted; NULL strides become compact ones,
-  // computed on the stack for the accessor to copy.
-  template <class T, int N>
-  DLPACKPP_FORCE_INLINE static TensorAccessor<T, N> typed_accessor(const DLTensor& t) noexcept {
-    auto* first = static_cast<T*>(detail::first_element(t));
-    if (t.strides != nullptr) return TensorAccessor<T, N>(first, t.shape, t.strides);
-    std::int64_t compact[N > 0 ? static_cast<std::size_t>(N) : 1];
-    detail::write_compact_strides(t.shape, N, compact);
-    return TensorAccessor<T, N>(first, t.shape, compact);
-  }
-
-  // typed_access_ok() for a tensor `p` that has not been adopted yet.
-  template <class T, int N>
-  DLPACKPP_FORCE_INLINE static bool typed_access_ok(const DLManaged* p) noexcept {
-    const DLTensor& t = p->dl_tensor;
-    return detail::accessor_ok<T, N>(t.dtype, flags_of(p), static_cast<int>(t.ndim),
-                                     detail::first_element(t));
-  }
-
-  // adopt_as()'s one pass: the version (nothing past `flags` is read before it), then the
-  // typed rules (dtype_of<T> and rank N stand in for the generic dtype and rank tests, which
-  // then fold away), then the tensor's.
-  template <class T, int N>
-  DLPACKPP_FORCE_INLINE static bool accepts_as(const DLManaged* p,
-                                               const ValidateOptions& options) noexcept {
-    if (p == nullptr) return false;
-    if constexpr (is_versioned) {
-      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
-    }
-    detail::TensorFacts facts;  // a contiguous tensor needs no look for a stride of 0
-    const DLTensor& t = p->dl_tensor;
-    return typed_access_ok<T, N>(p) && accepts(p, options, facts) &&
-           detail::one_address_each<T>(facts.contiguous, t.shape, t.strides, N);
-  }
-
-  // The common case inline and message-free: a tensor of this major that the one-pass check
-  // accepts, filling `facts`. Everything else, valid or not, takes adopt_slowly().
-  DLPACKPP_FORCE_INLINE static bool accepts(const DLManaged* p, const ValidateOptions& options,
-                                            detail::TensorFacts& facts) noexcept {
-    if (p == nullptr) return false;
-    if constexpr (is_versioned) {
-      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return false;
-      ValidateOptions with_flags = options;
-      with_flags.flags = p->flags;
-      return detail::quick_accept(p->dl_tensor, with_flags, facts);
-    } else {
-      return detail::quick_accept(p->dl_tensor, options, facts);
-    }
+    return adoption::template typed_accessor<T, N>(tensor());
   }
 
   // The handle and its view, sharing what validation learned.
   DLPACKPP_FORCE_INLINE static AdoptedTensor<DLManaged> with_view(
       BasicManagedTensor&& owned, const detail::TensorFacts& facts) noexcept {
     const DLManaged* p = owned.ptr_;
-    return AdoptedTensor<DLManaged>{std::move(owned),
-                                    TensorView::of_managed(p->dl_tensor, flags_of(p), facts)};
-  }
-  static std::uint64_t flags_of(const DLManaged* p) noexcept {
-    if constexpr (is_versioned) {
-      return p->flags;
-    } else {
-      static_cast<void>(p);
-      return 0;
-    }
-  }
-
-  // The whole catalogue, reporting the first problem and filling `facts` for a tensor it
-  // accepts; releases a refused tensor.
-  DLPACKPP_COLD static Result<BasicManagedTensor> adopt_slowly(DLManaged* p,
-                                                               ValidateOptions options,
-                                                               detail::TensorFacts& facts) {
-    if (p == nullptr)
-      return detail::make_error(Errc::null_pointer, traits::name, " pointer is NULL");
-    BasicManagedTensor owned = adopt_unchecked(p);  // released on every early return
-    if constexpr (is_versioned) {
-      // Only version, manager_ctx, deleter and flags are ABI-stable across majors.
-      if (p->version.major != DLPACKPP_DLPACK_MAJOR) return version_error(std::move(owned));
-      options.flags = p->flags;
-    }
-    Result<void> ok = detail::diagnose(p->dl_tensor, options, facts);
-    if (!ok) return ok.error();
-    return Result<BasicManagedTensor>(std::move(owned));
-  }
-  // What adopt_as() declined: the catalogue first (so a malformed tensor reports as adopt()
-  // does), then the accessor's checks; the handle releases the tensor on either failure.
-  template <class T, int N>
-  DLPACKPP_COLD static Result<AdoptedAccessor<DLManaged, T, N>> adopt_as_slowly(
-      DLManaged* p, const ValidateOptions& options) {
-    detail::TensorFacts facts;
-    Result<BasicManagedTensor> owned = adopt_slowly(p, options, facts);
-    if (!owned) return owned.error();
-    Result<TensorAccessor<T, N>> accessor = owned->template try_accessor<T, N>();
-    if (!accessor) return accessor.error();
-    return AdoptedAccessor<DLManaged, T, N>{*std::move(owned), *accessor};
-  }
-
-  // Releases the tensor before building the message: only the version was read.
-  DLPACKPP_COLD static Error version_error(BasicManagedTensor owned) {
-    const auto major = owned.ptr_->version.major;
-    const auto minor = owned.ptr_->version.minor;
-    owned.reset();
-    return detail::version_mismatch_error("version.major", major, minor);
+    return AdoptedTensor<DLManaged>{
+        std::move(owned), TensorView::of_managed(p->dl_tensor, adoption::flags_of(p), facts)};
   }
 
   DLManaged* ptr_ = nullptr;
@@ -4391,34 +4561,6 @@ using ManagedTensor = BasicManagedTensor<DLManagedTensorVersioned>;
 /// The handle factories return unless told otherwise: versioned where the header has it.
 using DefaultManagedTensor = ManagedTensor;
 #else
-namespace detail {
-/// Stands in for ManagedTensor where the dlpack.h in force predates DLManagedTensorVersioned:
-/// naming it is one readable error instead of a cascade of undeclared identifiers.
-template <bool Available = false>
-struct ManagedTensorUnavailable {
-  static_assert(Available,
-                "dlpackpp: ManagedTensor needs DLManagedTensorVersioned (DLPack >= 1.0), but "
-                "the dlpack.h in force is " DLPACKPP_DLPACK_VERSION_STRING
-                ". Drop "
-                "DLPACKPP_USE_BUNDLED_DLPACK=0 / DLPACKPP_USE_SYSTEM_DLPACK=ON / "
-                "DLPACKPP_DLPACK_HEADER to use the bundled DLPack 1.3 header, include a newer "
-                "dlpack.h first, or use LegacyManagedTensor");
-  template <class... A>
-  static ManagedTensorUnavailable adopt(A&&...);
-  template <class... A>
-  static ManagedTensorUnavailable try_adopt(A&&...);
-  template <class... A>
-  static ManagedTensorUnavailable adopt_unchecked(A&&...);
-  template <class... A>
-  static ManagedTensorUnavailable adopt_with_view(A&&...);
-  template <class... A>
-  static ManagedTensorUnavailable try_adopt_with_view(A&&...);
-  template <class T, int N, class... A>
-  static ManagedTensorUnavailable adopt_as(A&&...);
-  template <class T, int N, class... A>
-  static ManagedTensorUnavailable try_adopt_as(A&&...);
-};
-}  // namespace detail
 /// Not available with this dlpack.h: using it is a compile error that says why.
 using ManagedTensor = detail::ManagedTensorUnavailable<>;
 /// The handle factories return unless told otherwise: legacy, as the header has nothing else.
