@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// TensorView: a validated, non-owning view of a DLTensor with normalized strides, layout
-/// queries, consumer checks and typed access. The consumer checks (require_*) are written once
-/// in tensor_view/consumer_checks.hpp, a base the view derives from.
+/// queries, consumer checks and typed access. How a consumer check passes and fails (its one
+/// test, its cold error) lives in tensor_view/consumer_checks.hpp, a private base of the view.
 #pragma once
 
 #include "dlpackpp/detail/config.hpp"
@@ -42,7 +42,7 @@ DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
 /// Every check has a throwing form and a `try_` twin returning Result. On a temporary view,
 /// shape()/strides() return an IntArray and require_*() a TensorView by value, so nothing
 /// handed out of an expression can dangle.
-class TensorView : public detail::ConsumerChecks<TensorView> {
+class TensorView : private detail::ConsumerChecks<TensorView> {
  public:
   /// Views a DLTensor after validate(); throws Error with the first problem. A bare DLTensor
   /// carries no flags: pass READ_ONLY in `options.flags` when the tensor has it (a managed
@@ -148,8 +148,95 @@ class TensorView : public detail::ConsumerChecks<TensorView> {
     return static_cast<T*>(p);
   }
 
-  // The consumer checks, require_dtype() to require_writable() and their try_ twins, come from
-  // the base (tensor_view/consumer_checks.hpp).
+  /// Errc::dtype_mismatch unless dtype() == expected.
+  const TensorView& require_dtype(DataType expected) const& {
+    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
+  }
+  /// As above; a temporary view is returned by value so a kept reference cannot dangle.
+  TensorView require_dtype(DataType expected) && {
+    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
+  }
+  /// Non-throwing require_dtype().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype(DataType expected) const {
+    return self_or_error(dtype() == expected, [&] { return mismatch(expected); });
+  }
+  /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
+  template <class T>
+  const TensorView& require_dtype() const& {
+    return require_dtype(dtype_of<T>);
+  }
+  /// As above, for a temporary view.
+  template <class T>
+  TensorView require_dtype() && {
+    return std::move(*this).require_dtype(dtype_of<T>);
+  }
+  /// Non-throwing require_dtype<T>().
+  template <class T>
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype() const {
+    return try_require_dtype(dtype_of<T>);
+  }
+  /// Errc::rank_mismatch unless ndim() == expected.
+  const TensorView& require_ndim(int expected) const& {
+    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_ndim(int expected) && {
+    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
+  }
+  /// Non-throwing require_ndim().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_ndim(int expected) const {
+    return self_or_error(ndim() == expected, [&] { return mismatch(expected); });
+  }
+  /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
+  /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
+  const TensorView& require_shape(IntSpan expected) const& {
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_shape(IntSpan expected) && {
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
+  }
+  /// Non-throwing require_shape().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_shape(IntSpan expected) const {
+    return self_or_error(shape_fits(expected), [&] { return shape_error(expected); });
+  }
+  /// Errc::device_mismatch unless device() == expected.
+  const TensorView& require_device(Device expected) const& {
+    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_device(Device expected) && {
+    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
+  }
+  /// Non-throwing require_device().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_device(Device expected) const {
+    return self_or_error(device() == expected, [&] { return mismatch(expected); });
+  }
+  /// Errc::not_contiguous unless is_contiguous().
+  const TensorView& require_contiguous() const& {
+    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_contiguous() && {
+    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
+  /// Non-throwing require_contiguous().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
+    return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
+  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
+  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
+  const TensorView& require_writable() const& {
+    return self_or_throw(writable(), [&] { return writable_error(); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_writable() && {
+    return self_or_throw(writable(), [&] { return writable_error(); });
+  }
+  /// Non-throwing require_writable().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
+    return self_or_error(writable(), [&] { return writable_error(); });
+  }
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.

@@ -3029,8 +3029,8 @@ DLPACKPP_END_NAMESPACE
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// TensorView: a validated, non-owning view of a DLTensor with normalized strides, layout
-/// queries, consumer checks and typed access. The consumer checks (require_*) are written once
-/// in tensor_view/consumer_checks.hpp, a base the view derives from.
+/// queries, consumer checks and typed access. How a consumer check passes and fails (its one
+/// test, its cold error) lives in tensor_view/consumer_checks.hpp, a private base of the view.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/detail/layout.hpp" (already inlined)
@@ -3535,11 +3535,10 @@ DLPACKPP_END_NAMESPACE
 // ---- begin dlpackpp/tensor_view/consumer_checks.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// The consumer checks of TensorView (require_dtype, require_ndim, require_shape,
-/// require_device, require_contiguous, require_writable), each in its three forms: on a view,
-/// on a temporary view (returned by value, so nothing kept can dangle) and non-throwing. One
-/// pattern for all eighteen, written once in a base the view derives from (CRTP: each returns
-/// the view itself), so the view's own header reads as its data and access.
+/// How TensorView's consumer checks (require_dtype ... require_writable and their try_ twins)
+/// pass and fail: each is one test, and only a failing one builds its Error, cold and out of
+/// line. A private base of the view (CRTP, so each hands back the view itself), apart from it
+/// so that the view's class body reads as its contract.
 
 // #include "dlpackpp/detail/config.hpp" (already inlined)
 // #include "dlpackpp/device.hpp" (already inlined)
@@ -3548,154 +3547,74 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/int_span.hpp" (already inlined)
 // #include "dlpackpp/rules/access.hpp" (already inlined)
 
-#include <utility>
-
 DLPACKPP_BEGIN_NAMESPACE
 namespace detail {
 
-/// The require_* / try_require_* family of `View` (TensorView, which derives from it and
-/// befriends it for the one-address test its typed access shares).
+/// The passing and failing halves of `View`'s require_* checks (View: TensorView, which
+/// derives from it privately and befriends it for the layout it reads).
 template <class View>
 class ConsumerChecks {
- public:
-  /// Errc::dtype_mismatch unless dtype() == expected.
-  const View& require_dtype(DataType expected) const& {
-    return self_or_throw(self().dtype() == expected, [&] { return mismatch(expected); });
-  }
-  /// As above; a temporary view is returned by value so a kept reference cannot dangle.
-  View require_dtype(DataType expected) && {
-    return self_or_throw(self().dtype() == expected, [&] { return mismatch(expected); });
-  }
-  /// Non-throwing require_dtype().
-  DLPACKPP_FORCE_INLINE Result<View> try_require_dtype(DataType expected) const {
-    return self_or_error(self().dtype() == expected, [&] { return mismatch(expected); });
-  }
-  /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
-  template <class T>
-  const View& require_dtype() const& {
-    return require_dtype(dtype_of<T>);
-  }
-  /// As above, for a temporary view.
-  template <class T>
-  View require_dtype() && {
-    return std::move(*this).require_dtype(dtype_of<T>);
-  }
-  /// Non-throwing require_dtype<T>().
-  template <class T>
-  DLPACKPP_FORCE_INLINE Result<View> try_require_dtype() const {
-    return try_require_dtype(dtype_of<T>);
-  }
-  /// Errc::rank_mismatch unless ndim() == expected.
-  const View& require_ndim(int expected) const& {
-    return self_or_throw(self().ndim() == expected, [&] { return mismatch(expected); });
-  }
-  /// As above, for a temporary view.
-  View require_ndim(int expected) && {
-    return self_or_throw(self().ndim() == expected, [&] { return mismatch(expected); });
-  }
-  /// Non-throwing require_ndim().
-  DLPACKPP_FORCE_INLINE Result<View> try_require_ndim(int expected) const {
-    return self_or_error(self().ndim() == expected, [&] { return mismatch(expected); });
-  }
-  /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
-  /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
-  const View& require_shape(IntSpan expected) const& {
-    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
-  }
-  /// As above, for a temporary view.
-  View require_shape(IntSpan expected) && {
-    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
-  }
-  /// Non-throwing require_shape().
-  DLPACKPP_FORCE_INLINE Result<View> try_require_shape(IntSpan expected) const {
-    return self_or_error(shape_fits(expected), [&] { return shape_error(expected); });
-  }
-  /// Errc::device_mismatch unless device() == expected.
-  const View& require_device(Device expected) const& {
-    return self_or_throw(self().device() == expected, [&] { return mismatch(expected); });
-  }
-  /// As above, for a temporary view.
-  View require_device(Device expected) && {
-    return self_or_throw(self().device() == expected, [&] { return mismatch(expected); });
-  }
-  /// Non-throwing require_device().
-  DLPACKPP_FORCE_INLINE Result<View> try_require_device(Device expected) const {
-    return self_or_error(self().device() == expected, [&] { return mismatch(expected); });
-  }
-  /// Errc::not_contiguous unless is_contiguous().
-  const View& require_contiguous() const& {
-    return self_or_throw(self().is_contiguous(), [&] { return not_contiguous_error(); });
-  }
-  /// As above, for a temporary view.
-  View require_contiguous() && {
-    return self_or_throw(self().is_contiguous(), [&] { return not_contiguous_error(); });
-  }
-  /// Non-throwing require_contiguous().
-  DLPACKPP_FORCE_INLINE Result<View> try_require_contiguous() const {
-    return self_or_error(self().is_contiguous(), [&] { return not_contiguous_error(); });
-  }
-  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
-  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
-  const View& require_writable() const& {
-    return self_or_throw(writable(), [&] { return writable_error(); });
-  }
-  /// As above, for a temporary view.
-  View require_writable() && {
-    return self_or_throw(writable(), [&] { return writable_error(); });
-  }
-  /// Non-throwing require_writable().
-  DLPACKPP_FORCE_INLINE Result<View> try_require_writable() const {
-    return self_or_error(writable(), [&] { return writable_error(); });
-  }
+ protected:
+  // No Result<void> stands between a check's test and its branch, so a passing check costs
+  // its comparison; `fail` (cold) builds the Error only when it fails. A temporary's check
+  // returns the view by value, copied out of the reference (a view's move is its copy).
 
- private:
-  // The view these checks belong to.
-  DLPACKPP_FORCE_INLINE const View& self() const noexcept {
-    return static_cast<const View&>(*this);
-  }
-
-  // Each require_* is one test; only a failing one builds its Error (`fail`, cold), which
-  // self_or_throw() throws and self_or_error() returns. No Result<void> stands between the
-  // test and the branch, so a passing check costs its comparison. A temporary's check copies
-  // the view out through the first (a view's move is its copy).
+  /// Returns the view when `ok`, else throws what `fail()` builds.
   template <class Fail>
   DLPACKPP_FORCE_INLINE const View& self_or_throw(bool ok, Fail&& fail) const& {
     if (DLPACKPP_UNLIKELY(!ok)) throw_error(fail());
     return self();
   }
+  /// Returns the view when `ok`, else what `fail()` builds.
   template <class Fail>
   DLPACKPP_FORCE_INLINE Result<View> self_or_error(bool ok, Fail&& fail) const {
     if (DLPACKPP_UNLIKELY(!ok)) return fail();
     return self();
   }
+
   // The mismatch errors take only the view's address and the expectation, so a passing
   // check prepares no arguments for the failing one.
+
+  /// require_dtype()'s Errc::dtype_mismatch.
   DLPACKPP_COLD Error mismatch(DataType expected) const {
     return dtype_error(self().dtype(), expected, "required ");
   }
+  /// require_ndim()'s Errc::rank_mismatch.
   DLPACKPP_COLD Error mismatch(int expected) const {
     return rank_error(self().ndim(), expected, "required ");
   }
+  /// require_device()'s Errc::device_mismatch.
   DLPACKPP_COLD Error mismatch(Device expected) const {
     return device_error(self().device(), expected);
   }
+  /// require_writable()'s test: no READ_ONLY flag, one address per element.
   DLPACKPP_FORCE_INLINE bool writable() const noexcept {
     return !self().read_only() && self().template apart<void>();
   }
+  /// require_writable()'s Errc::read_only or Errc::overlapping, naming the dimension.
   DLPACKPP_COLD Error writable_error() const {
     if (self().read_only()) return read_only_error();
     return overlap_problem<void>(self().shape_data(), self().strides_data(), self().ndim()).error();
   }
+  /// require_contiguous()'s Errc::not_contiguous, with the view's layout.
   DLPACKPP_COLD Error not_contiguous_error() const {
     return make_error(Errc::not_contiguous, "tensor ", self().to_string(),
                       " is not row-major contiguous");
   }
-  // The shape rule is shape_problem's; its error is made again only on failure.
+  /// require_shape()'s test; the shape rule is shape_problem's, its error made again only on
+  /// failure.
   bool shape_fits(IntSpan expected) const {
     return shape_problem(self().shape(), expected).has_value();
   }
+  /// require_shape()'s Errc::rank_mismatch, shape_mismatch or invalid_argument.
   DLPACKPP_COLD Error shape_error(IntSpan expected) const {
     return shape_problem(self().shape(), expected).error();
+  }
+
+ private:
+  /// The view these checks belong to.
+  DLPACKPP_FORCE_INLINE const View& self() const noexcept {
+    return static_cast<const View&>(*this);
   }
 };
 
@@ -3727,7 +3646,7 @@ DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
 /// Every check has a throwing form and a `try_` twin returning Result. On a temporary view,
 /// shape()/strides() return an IntArray and require_*() a TensorView by value, so nothing
 /// handed out of an expression can dangle.
-class TensorView : public detail::ConsumerChecks<TensorView> {
+class TensorView : private detail::ConsumerChecks<TensorView> {
  public:
   /// Views a DLTensor after validate(); throws Error with the first problem. A bare DLTensor
   /// carries no flags: pass READ_ONLY in `options.flags` when the tensor has it (a managed
@@ -3833,8 +3752,95 @@ class TensorView : public detail::ConsumerChecks<TensorView> {
     return static_cast<T*>(p);
   }
 
-  // The consumer checks, require_dtype() to require_writable() and their try_ twins, come from
-  // the base (tensor_view/consumer_checks.hpp).
+  /// Errc::dtype_mismatch unless dtype() == expected.
+  const TensorView& require_dtype(DataType expected) const& {
+    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
+  }
+  /// As above; a temporary view is returned by value so a kept reference cannot dangle.
+  TensorView require_dtype(DataType expected) && {
+    return self_or_throw(dtype() == expected, [&] { return mismatch(expected); });
+  }
+  /// Non-throwing require_dtype().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype(DataType expected) const {
+    return self_or_error(dtype() == expected, [&] { return mismatch(expected); });
+  }
+  /// Errc::dtype_mismatch unless dtype() == dtype_of<T>.
+  template <class T>
+  const TensorView& require_dtype() const& {
+    return require_dtype(dtype_of<T>);
+  }
+  /// As above, for a temporary view.
+  template <class T>
+  TensorView require_dtype() && {
+    return std::move(*this).require_dtype(dtype_of<T>);
+  }
+  /// Non-throwing require_dtype<T>().
+  template <class T>
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_dtype() const {
+    return try_require_dtype(dtype_of<T>);
+  }
+  /// Errc::rank_mismatch unless ndim() == expected.
+  const TensorView& require_ndim(int expected) const& {
+    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_ndim(int expected) && {
+    return self_or_throw(ndim() == expected, [&] { return mismatch(expected); });
+  }
+  /// Non-throwing require_ndim().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_ndim(int expected) const {
+    return self_or_error(ndim() == expected, [&] { return mismatch(expected); });
+  }
+  /// Errc::rank_mismatch for another rank, Errc::shape_mismatch naming the first dimension
+  /// that differs; -1 in `expected` matches any extent (below -1: Errc::invalid_argument).
+  const TensorView& require_shape(IntSpan expected) const& {
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_shape(IntSpan expected) && {
+    return self_or_throw(shape_fits(expected), [&] { return shape_error(expected); });
+  }
+  /// Non-throwing require_shape().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_shape(IntSpan expected) const {
+    return self_or_error(shape_fits(expected), [&] { return shape_error(expected); });
+  }
+  /// Errc::device_mismatch unless device() == expected.
+  const TensorView& require_device(Device expected) const& {
+    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_device(Device expected) && {
+    return self_or_throw(device() == expected, [&] { return mismatch(expected); });
+  }
+  /// Non-throwing require_device().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_device(Device expected) const {
+    return self_or_error(device() == expected, [&] { return mismatch(expected); });
+  }
+  /// Errc::not_contiguous unless is_contiguous().
+  const TensorView& require_contiguous() const& {
+    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_contiguous() && {
+    return self_or_throw(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
+  /// Non-throwing require_contiguous().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_contiguous() const {
+    return self_or_error(is_contiguous(), [&] { return not_contiguous_error(); });
+  }
+  /// Errc::read_only when the producer forbade writes, Errc::overlapping when elements
+  /// share addresses (a stride of 0 over an extent above 1), naming the dimension.
+  const TensorView& require_writable() const& {
+    return self_or_throw(writable(), [&] { return writable_error(); });
+  }
+  /// As above, for a temporary view.
+  TensorView require_writable() && {
+    return self_or_throw(writable(), [&] { return writable_error(); });
+  }
+  /// Non-throwing require_writable().
+  DLPACKPP_FORCE_INLINE Result<TensorView> try_require_writable() const {
+    return self_or_error(writable(), [&] { return writable_error(); });
+  }
 
   /// Row-major dense: strides are the running product of the extents to their right.
   /// Size-1 dimensions (any stride) and empty tensors never spoil it.
