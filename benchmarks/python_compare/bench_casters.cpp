@@ -37,6 +37,14 @@ using dlpackpp::TensorView;
 
 using bench::first_of;
 
+using Vector = dlpackpp::TensorAccessor<const double, 1>;
+
+// What first_of checks by hand, on the caster's accessor (dtype and rank it checked itself).
+double first_element(const Vector& a) {
+  if (a.size(0) > 1 && a.stride(0) != 1) throw bl::type_error("expected a contiguous array");
+  return a.size(0) == 0 ? 0.0 : a[0];
+}
+
 dlpackpp::ManagedTensor zeros(std::int64_t n) {
   return dlpackpp::from_vector(std::vector<double>(static_cast<std::size_t>(n)), {n});
 }
@@ -47,7 +55,9 @@ BENCH_MODULE(m) {
   m.def("noop", [](bl::handle) {});
   // Untyped: a view for the call (borrowed through an exchange table, else owned).
   m.def("view_numel", [](TensorView v) { return v.numel(); });
-  m.def("view_numel_ref", [](const TensorView& v) { return v.numel(); });  // no copy of the view
+  // Read in place: no copy of the view, and what it reads stays with the caster (see
+  // bindings::detail::Kept), not in the library's per-call keep-alive.
+  m.def("view_numel_ref", [](const TensorView& v) { return v.numel(); });
   m.def("view_numel_hand", [](bl::handle h) {
     Result<std::int64_t> n = py::try_borrow(h.ptr(), [](const TensorView& v) { return v.numel(); });
     if (!n) raise(n.error());
@@ -61,10 +71,8 @@ BENCH_MODULE(m) {
     return t->numel();
   });
   // Typed: dtype and rank checked by the caster, contiguity in the body.
-  m.def("first_f64", [](dlpackpp::TensorAccessor<const double, 1> a) {
-    if (a.size(0) > 1 && a.stride(0) != 1) throw bl::type_error("expected a contiguous array");
-    return a.size(0) == 0 ? 0.0 : a[0];
-  });
+  m.def("first_f64", [](Vector a) { return first_element(a); });
+  m.def("first_f64_ref", [](const Vector& a) { return first_element(a); });  // read in place
   m.def("first_f64_hand", [](bl::handle h) {
     Result<double> x = py::try_borrow(h.ptr(), &first_of);
     if (!x) raise(x.error());

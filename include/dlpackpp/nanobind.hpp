@@ -99,7 +99,8 @@ class Raised {
 
 /// What the three argument casters share: how nanobind takes the loaded value (moved out, as
 /// NB_TYPE_CASTER does) and the kept producer exception, thrown when it does. `Caster::held()`
-/// is the loaded value; `raised_` is what its from_python answers through.
+/// is the loaded value, `Caster::held_to_move()` the same to be moved out; `raised_` is what
+/// its from_python answers through.
 template <class Caster, class V>
 class Holding {
  public:
@@ -116,7 +117,14 @@ class Holding {
   /// The loaded value, as the library asks for a reference (or the kept exception, thrown).
   explicit operator V&() { return take(); }
   /// The loaded value, as the library asks for an rvalue (or the kept exception, thrown).
-  explicit operator V&&() { return std::move(take()); }
+  explicit operator V&&() {
+    raised_.rethrow();
+    return std::move(static_cast<Caster&>(*this).held_to_move());
+  }
+
+  /// The loaded value to be moved out: the value itself, where the caster holds nothing it
+  /// reads (the TensorView caster says otherwise).
+  V& held_to_move() { return static_cast<Caster&>(*this).held(); }
 
  protected:
   /// The exception to propagate, if loading kept one.
@@ -138,9 +146,13 @@ struct Park {
   std::uint32_t flags;
   /// The call's cleanup list, or NULL where the caller has none.
   cleanup_list* cleanup;
+  /// Whether a value moved out can be kept (operator() will not refuse).
+  bool can_keep() const noexcept {
+    return cleanup != nullptr && (flags & static_cast<std::uint32_t>(cast_flags::manual)) == 0;
+  }
   /// Puts `capsule` (its reference taken) on the list; false where it cannot.
   bool operator()(PyObject* capsule) const noexcept {
-    if (cleanup == nullptr || (flags & static_cast<std::uint32_t>(cast_flags::manual)) != 0) {
+    if (!can_keep()) {
       Py_DECREF(capsule);
       return false;
     }
@@ -167,7 +179,7 @@ template <>
 struct type_caster<::dlpackpp::TensorView>
     : dlpackpp_caster::Holding<type_caster<::dlpackpp::TensorView>, ::dlpackpp::TensorView> {
   /// An empty caster. User-provided: the library value-initializes its casters, which would
-  /// otherwise zero the whole (large) optional view before constructing it, on every call.
+  /// otherwise zero the whole view argument (its storage, the optional view) on every call.
   type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
   /// The C++ type this caster produces.
   using Value = ::dlpackpp::TensorView;
@@ -177,9 +189,8 @@ struct type_caster<::dlpackpp::TensorView>
   /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     dlpackpp_caster::translate_errors();
-    return this->raised_.answer(::dlpackpp::bindings::detail::load_view(
-                                    src.ptr(), view_, dlpackpp_caster::Park{flags, cleanup}),
-                                flags);
+    park_ = dlpackpp_caster::Park{flags, cleanup};
+    return this->raised_.answer(view_.load(src.ptr(), park_.can_keep()), flags);
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -191,11 +202,15 @@ struct type_caster<::dlpackpp::TensorView>
     return {};
   }
 
-  /// The loaded view (Holding hands it out).
-  Value& held() { return *view_; }
+  /// The loaded view (Holding hands it out), read in place.
+  Value& held() { return view_.get(); }
+  /// The loaded view as Holding moves it out: what it reads goes on the call's cleanup list,
+  /// since it may outlive this caster (load declined a view it could not keep).
+  Value& held_to_move() { return *view_.moved_out(park_); }
 
  private:
-  std::optional<Value> view_;
+  ::dlpackpp::bindings::detail::ViewArgument view_;
+  dlpackpp_caster::Park park_;
 };
 
 /// `ManagedTensor` and `LegacyManagedTensor` arguments (owning import, as
@@ -243,12 +258,15 @@ struct type_caster<::dlpackpp::TensorAccessor<T, N>>
   /// What the signature says the parameter takes.
   static constexpr auto Name = const_name(AccessorName::text.data);
 
+  /// An empty caster. User-provided: the library value-initializes its casters, which would
+  /// otherwise zero the whole accessor argument on every call.
+  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
+
   /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     dlpackpp_caster::translate_errors();
-    return this->raised_.answer(::dlpackpp::bindings::detail::load_accessor(
-                                    src.ptr(), value, dlpackpp_caster::Park{flags, cleanup}),
-                                flags);
+    park_ = dlpackpp_caster::Park{flags, cleanup};
+    return this->raised_.answer(accessor_.load(src.ptr(), park_.can_keep()), flags);
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -260,11 +278,15 @@ struct type_caster<::dlpackpp::TensorAccessor<T, N>>
     return {};
   }
 
-  /// The loaded accessor (Holding hands it out).
-  Value& held() { return value; }
+  /// The loaded accessor (Holding hands it out), read in place.
+  Value& held() { return accessor_.get(); }
+  /// The loaded accessor as Holding moves it out: what it reads goes on the call's cleanup
+  /// list, since it may outlive this caster (load declined an accessor it could not keep).
+  Value& held_to_move() { return *accessor_.moved_out(park_); }
 
-  /// The loaded accessor.
-  Value value;
+ private:
+  ::dlpackpp::bindings::detail::AccessorArgument<T, N> accessor_;
+  dlpackpp_caster::Park park_;
 };
 
 NAMESPACE_END(detail)

@@ -12,10 +12,11 @@
 ///   producer raises (KeyboardInterrupt, MemoryError, its own TypeError...) propagates
 ///   unchanged (thrown as error_already_set, which ends overload resolution).
 /// - A `TensorView` or accessor argument is valid for the call only (the lifetime rule of
-///   docs/bindings.md); what it reads is owned by the call (kept with pybind11's
-///   `loader_life_support`, also inside `std::optional`/`std::variant` parameters) and released
-///   when the call returns. Outside a bound function (`py::cast`) only a view that needs no
-///   keeping (a dlpackpp.Tensor, a borrow through the exchange table) can be made.
+///   docs/bindings.md); what it reads is owned by the call and released when the call
+///   returns: by the caster for a `const T&` parameter, by pybind11's `loader_life_support`
+///   for a value moved out of it (a `T` parameter, `std::optional`/`std::variant`/list
+///   parameters). Outside a bound function (`py::cast`) only a view that needs no keeping (a
+///   dlpackpp.Tensor, a borrow through the exchange table) can be made: others raise cast_error.
 /// - A `dlpackpp::Error` thrown by a bound function reaches Python as set_python_error()
 ///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): the casters
 ///   register that translation the first time one of them runs in the module.
@@ -84,6 +85,20 @@ inline bool park(PyObject* capsule) noexcept {
   return kept;
 }
 
+/// `argument`'s value to be moved out of its caster, what it reads handed to the call's
+/// patients (park); cast_error where there is no call to keep it (py::cast outside a bound
+/// function, for a view that needs keeping).
+template <class Argument>
+auto& moved_out(Argument& argument) {
+  auto* value = argument.moved_out(&park);
+  if (value == nullptr) {
+    throw cast_error(
+        "dlpackpp: this tensor must be kept alive by a bound call; outside one, "
+        "only a dlpackpp.Tensor or an exchange-table tensor can be viewed");
+  }
+  return *value;
+}
+
 /// The parameter name of a TensorView or owning argument, and a returned dlpackpp.Tensor.
 #if PYBIND11_VERSION_MAJOR >= 3
 constexpr auto tensor_name = io_name(::dlpackpp::bindings::detail::tensor_argument_name,
@@ -101,7 +116,7 @@ template <>
 class type_caster<::dlpackpp::TensorView> {
  public:
   /// An empty caster. User-provided: the library value-initializes its casters, which would
-  /// otherwise zero the whole (large) optional view before constructing it, on every call.
+  /// otherwise zero the whole view argument (its storage, the optional view) on every call.
   type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
   /// What the signature says the parameter takes.
   static constexpr auto name = dlpackpp_caster::tensor_name;
@@ -109,8 +124,7 @@ class type_caster<::dlpackpp::TensorView> {
   /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
   bool load(handle src, bool /*convert*/) {
     dlpackpp_caster::translate_errors();
-    return dlpackpp_caster::loaded(
-        ::dlpackpp::bindings::detail::load_view(src.ptr(), view_, &dlpackpp_caster::park));
+    return dlpackpp_caster::loaded(view_.load(src.ptr(), true));
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -122,16 +136,17 @@ class type_caster<::dlpackpp::TensorView> {
     return {};
   }
 
-  /// The loaded view, as the library asks for it (pointer, reference, rvalue).
-  operator ::dlpackpp::TensorView*() { return &*view_; }
-  operator ::dlpackpp::TensorView&() { return *view_; }
-  operator ::dlpackpp::TensorView&&() && { return std::move(*view_); }
+  /// The loaded view, as the library asks for it: a pointer or reference reads it in place,
+  /// an rvalue is independent of this caster, which may die first (see bindings::detail::Kept).
+  operator ::dlpackpp::TensorView*() { return &view_.get(); }
+  operator ::dlpackpp::TensorView&() { return view_.get(); }
+  operator ::dlpackpp::TensorView&&() && { return std::move(dlpackpp_caster::moved_out(view_)); }
   /// How pybind11 asks for the value (moved out, as PYBIND11_TYPE_CASTER does).
   template <class T>
   using cast_op_type = movable_cast_op_type<T>;
 
  private:
-  std::optional<::dlpackpp::TensorView> view_;
+  ::dlpackpp::bindings::detail::ViewArgument view_;
 };
 
 /// `ManagedTensor` and `LegacyManagedTensor` arguments (owning import, as
@@ -165,13 +180,16 @@ class type_caster<::dlpackpp::TensorAccessor<T, N>> {
   using Name = ::dlpackpp::bindings::detail::AccessorName<T, N>;
 
  public:
-  PYBIND11_TYPE_CASTER(Accessor, const_name(Name::text.data));
+  /// An empty caster. User-provided: the library value-initializes its casters, which would
+  /// otherwise zero the whole accessor argument on every call.
+  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// What the signature says the parameter takes.
+  static constexpr auto name = const_name(Name::text.data);
 
   /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
   bool load(handle src, bool /*convert*/) {
     dlpackpp_caster::translate_errors();
-    return dlpackpp_caster::loaded(
-        ::dlpackpp::bindings::detail::load_accessor(src.ptr(), value, &dlpackpp_caster::park));
+    return dlpackpp_caster::loaded(accessor_.load(src.ptr(), true));
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -182,6 +200,18 @@ class type_caster<::dlpackpp::TensorAccessor<T, N>> {
                   "nothing); return a ManagedTensor");
     return {};
   }
+
+  /// The loaded accessor, as the library asks for it: a pointer or reference reads it in
+  /// place, an rvalue may outlive this caster (see bindings::detail::Kept).
+  operator Accessor*() { return &accessor_.get(); }
+  operator Accessor&() { return accessor_.get(); }
+  operator Accessor&&() && { return std::move(dlpackpp_caster::moved_out(accessor_)); }
+  /// How pybind11 asks for the value (moved out, as PYBIND11_TYPE_CASTER does).
+  template <class U>
+  using cast_op_type = movable_cast_op_type<U>;
+
+ private:
+  ::dlpackpp::bindings::detail::AccessorArgument<T, N> accessor_;
 };
 
 }  // namespace detail

@@ -35,6 +35,7 @@ class TensorView;
 namespace detail {
 DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
                                                        const ValidateOptions& options);
+void keep_viewed_tensor(TensorView& view) noexcept;
 }  // namespace detail
 
 /// A borrowed view of a tensor: like std::string_view, cheap to copy and valid only while
@@ -294,6 +295,7 @@ class TensorView : private detail::ConsumerChecks<TensorView> {
   friend class BasicManagedTensor;
   friend class detail::ConsumerChecks<TensorView>;
   friend Result<TensorView> detail::view_in_place(const DLTensor&, const ValidateOptions&);
+  friend void detail::keep_viewed_tensor(TensorView&) noexcept;
 
   // Validates `t`, then views it in place (`t` outlives the view) or a copy of it; the view is
   // made inside the Result, never copied into it.
@@ -362,6 +364,9 @@ DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
                                                        const ValidateOptions& options) {
   return TensorView::checked(tensor, options, true);
 }
+/// Makes a view made by view_in_place() keep its own copy of the DLTensor it read, so that
+/// the DLTensor may die first (its shape and strides arrays must still outlive the view).
+inline void keep_viewed_tensor(TensorView& view) noexcept { view.storage_.keep_tensor(); }
 }  // namespace detail
 
 inline DLTensor TensorView::to_dltensor() const& noexcept {

@@ -3109,6 +3109,15 @@ class ViewStorage {
     view_in_place(own_);
   }
 
+  /// Keeps a copy of the viewed DLTensor, so that a storage made by view_in_place() no longer
+  /// needs it; the arrays are still read where they are.
+  void keep_tensor() noexcept {
+    if ((kept_ & kept_tensor) != 0) return;
+    own_ = *tensor_;
+    tensor_ = &own_;
+    kept_ |= kept_tensor;
+  }
+
   /// Keeps copies of both arrays (strides normalized already), so nothing the caller passed
   /// needs to outlive the view.
   void copy_arrays() {
@@ -3639,6 +3648,7 @@ class TensorView;
 namespace detail {
 DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
                                                        const ValidateOptions& options);
+void keep_viewed_tensor(TensorView& view) noexcept;
 }  // namespace detail
 
 /// A borrowed view of a tensor: like std::string_view, cheap to copy and valid only while
@@ -3898,6 +3908,7 @@ class TensorView : private detail::ConsumerChecks<TensorView> {
   friend class BasicManagedTensor;
   friend class detail::ConsumerChecks<TensorView>;
   friend Result<TensorView> detail::view_in_place(const DLTensor&, const ValidateOptions&);
+  friend void detail::keep_viewed_tensor(TensorView&) noexcept;
 
   // Validates `t`, then views it in place (`t` outlives the view) or a copy of it; the view is
   // made inside the Result, never copied into it.
@@ -3966,6 +3977,9 @@ DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
                                                        const ValidateOptions& options) {
   return TensorView::checked(tensor, options, true);
 }
+/// Makes a view made by view_in_place() keep its own copy of the DLTensor it read, so that
+/// the DLTensor may die first (its shape and strides arrays must still outlive the view).
+inline void keep_viewed_tensor(TensorView& view) noexcept { view.storage_.keep_tensor(); }
 }  // namespace detail
 
 inline DLTensor TensorView::to_dltensor() const& noexcept {

@@ -2216,6 +2216,28 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTe
 }
 }  // namespace detail
 
+namespace detail {
+// try_borrow_view's engine. InPlace: a view through the exchange table reads `storage`,
+// which the caller keeps alive and in place while the view is used (the binding casters'
+// own storage); otherwise the view keeps its own copy and `storage` is not used.
+template <bool InPlace>
+DLPACKPP_FORCE_INLINE Result<TensorView> borrow_view(PyObject* obj, DLTensor& storage,
+                                                     PyObject*& keeper,
+                                                     const ImportOptions& options) {
+  keeper = nullptr;
+  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
+  Internals* in = internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
+  const StateHold hold(*in);
+  if (const ImportedTensor* own = own_tensor_of(*in, obj)) {  // in place, its flags
+    Result<void> fits = own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return own->view();
+  }
+  return lend<InPlace>(*in, obj, storage, keeper, options);
+}
+}  // namespace detail
+
 /// A view of `obj`'s tensor without copying it, for a caller that cannot scope its use in a
 /// callback (a binding library's argument caster): the one borrow engine behind try_borrow,
 /// with the same route and the same writability rule (see try_borrow). `keeper` receives a
@@ -2224,20 +2246,8 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTe
 /// meanwhile. A view through the exchange table keeps its own copy of the borrowed DLTensor.
 DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
                                                          const ImportOptions& options = {}) {
-  keeper = nullptr;
-  if (DLPACKPP_UNLIKELY(obj == nullptr))
-    return detail::make_error(Errc::null_pointer, "object is NULL");
-  detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr))
-    return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {  // in place, its flags
-    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return own->view();
-  }
   DLTensor unused;  // a view through the table copies what it borrows
-  return detail::lend<false>(*in, obj, unused, keeper, options);
+  return detail::borrow_view<false>(obj, unused, keeper, options);
 }
 
 /// Calls `f(const TensorView&)` on `obj`'s tensor and returns its result (a `Result<X>` that

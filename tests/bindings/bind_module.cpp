@@ -110,6 +110,9 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
     return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(v.const_data()));
   });
   m.def("probe", [](TensorView v) { return probe(v); });
+  // Read in place: the caster itself keeps what the view reads until the call returns.
+  m.def("probe_ref", [](const TensorView& v) { return probe(v); });
+  m.def("probe_pointer", [](const TensorView* v) { return probe(*v); });
   m.def("probe_optional", [](std::optional<TensorView> v) {
     return v ? probe(*v) : std::pair<double, std::int64_t>{-1.0, released};
   });
@@ -122,6 +125,9 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
     double total = 0;
     for (const TensorView& v : views) total += probe(v).first;
     return std::pair<double, std::int64_t>{total, released};
+  });
+  m.def("probe_accessor_ref", [](const TensorAccessor<const double, 1>& a) {
+    return std::pair<double, std::int64_t>{sum(a), released};
   });
   m.def("probe_optional_accessor", [](std::optional<TensorAccessor<const double, 1>> a) {
     return a ? std::pair<double, std::int64_t>{sum(*a), released}
@@ -163,6 +169,10 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
   // the GIL) may hand the argument to another consumer: what the parameter views stays owned
   // by the call.
   m.def("probe_calling", [](TensorView v, bl::object callback) {
+    callback();
+    return probe(v);
+  });
+  m.def("probe_ref_calling", [](const TensorView& v, bl::object callback) {
     callback();
     return probe(v);
   });

@@ -161,7 +161,10 @@ class Core(unittest.TestCase):
             m.fill_(Wrapper(m.make_read_only(3)), 1.0)
 
     def test_imports_stay_valid_for_the_whole_call(self):
-        for probe in (m.probe, m.probe_optional, m.probe_variant, m.probe_optional_accessor):
+        # By value (kept with the call), read in place (kept by the caster), and inside
+        # optional/variant casters (which destroy the inner caster before the call).
+        for probe in (m.probe, m.probe_ref, m.probe_pointer, m.probe_accessor_ref, m.probe_optional,
+                      m.probe_variant, m.probe_optional_accessor):
             with self.subTest(probe=probe.__name__):
                 before = m.released()
                 # An owning import: released after the call, never inside it.
@@ -249,6 +252,7 @@ class Lifetime(unittest.TestCase):
 
     def test_a_second_consumer_cannot_take_what_a_view_reads(self):
         self.check(m.probe_calling, lambda before: (6.0, before), m.owned)
+        self.check(m.probe_ref_calling, lambda before: (6.0, before), m.owned)
         self.check(m.total_calling, lambda before: (6.0, before), m.owned)
         self.check(lambda p, f: m.fill_calling(p, 2.0, f), lambda before: before, m.owned)
 
@@ -454,6 +458,22 @@ class Torch(unittest.TestCase):
         self.assertEqual(m.access(t), "writable")  # a mutable accessor imports with ownership
         m.fill_(t, 5.0)
         self.assertEqual(t.tolist(), [5.0, 5.0, 5.0])
+
+    def test_borrowed_views_stay_valid_for_the_whole_call(self):
+        # Through the exchange table (PyTorch 2.x) a caster's view reads the DLTensor the table
+        # filled inside the caster: in place for a parameter read in place, its own copy once
+        # moved out (by value, and inside optional/variant/list casters, which destroy the inner
+        # caster before the call: ASan sees a view left reading it).
+        t = torch.arange(4, dtype=torch.float64)
+        for probe in (m.probe, m.probe_ref, m.probe_pointer, m.probe_accessor_ref, m.probe_optional,
+                      m.probe_variant, m.probe_optional_accessor):
+            with self.subTest(probe=probe.__name__):
+                self.assertEqual(probe(t)[0], 6.0)
+        self.assertEqual(m.probe_list([t, torch.arange(3, dtype=torch.float64)])[0], 9.0)
+        for probe in (m.probe, m.probe_ref, m.probe_optional, m.probe_variant):  # strides kept
+            with self.subTest(probe=probe.__name__, strided=True):
+                self.assertEqual(probe(t[::2])[0], 2.0)
+        self.assertIn("float64[2] strides [2]", m.describe(t[::2]))
 
     def test_refcounts_are_balanced(self):
         t = torch.arange(4, dtype=torch.float64)

@@ -43,9 +43,16 @@ using ::dlpackpp::python::ImportedTensor;
 /// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
 /// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
 inline bool plainly_not_a_tensor(PyObject* src) noexcept {
-  return src == nullptr || src == Py_None || PyBool_Check(src) || PyLong_CheckExact(src) ||
-         PyFloat_CheckExact(src) || PyUnicode_CheckExact(src) || PyBytes_CheckExact(src) ||
-         PyTuple_CheckExact(src) || PyList_CheckExact(src) || PyDict_CheckExact(src);
+  if (src == nullptr || src == Py_None || PyFloat_CheckExact(src)) return true;
+  // int (bool with it), str, bytes, tuple, list and dict types, subclasses included, carry one
+  // of these flags and tensor types none: one test lets a tensor past the comparisons below.
+  constexpr unsigned long builtin = Py_TPFLAGS_LONG_SUBCLASS | Py_TPFLAGS_UNICODE_SUBCLASS |
+                                    Py_TPFLAGS_BYTES_SUBCLASS | Py_TPFLAGS_TUPLE_SUBCLASS |
+                                    Py_TPFLAGS_LIST_SUBCLASS | Py_TPFLAGS_DICT_SUBCLASS;
+  if (DLPACKPP_LIKELY(!PyType_HasFeature(Py_TYPE(src), builtin))) return false;
+  return PyBool_Check(src) || PyLong_CheckExact(src) || PyUnicode_CheckExact(src) ||
+         PyBytes_CheckExact(src) || PyTuple_CheckExact(src) || PyList_CheckExact(src) ||
+         PyDict_CheckExact(src);
 }
 
 /// What a loader did with an argument.
@@ -76,8 +83,9 @@ DLPACKPP_COLD inline Loaded refuse(const Error& error) noexcept {
 
 /// Runs `load`, raising MemoryError instead where describing an error throws (std::bad_alloc
 /// is the only exception python.hpp's non-throwing calls can raise).
+/// Inlined: a try block costs nothing until something throws, a call frame on every load.
 template <class Load>
-Loaded guarded(Load&& load) noexcept {
+DLPACKPP_FORCE_INLINE Loaded guarded(Load&& load) noexcept {
 #if DLPACKPP_USE_EXCEPTIONS
   try {
 #endif
@@ -118,24 +126,32 @@ enum class Use { view, read, write };
 
 /// The borrow engine's options for `use`: a writer asks for a writable view; a reader lets a
 /// producer without the table make the cheaper legacy capsule (ImportOptions::only_reading).
-inline python::ImportOptions options_for(Use use) noexcept {
+constexpr python::ImportOptions options_for(Use use) noexcept {
   python::ImportOptions options;
   options.only_reading = use == Use::read;
   options.writable = use == Use::write;
   return options;
 }
 
-/// Loads a view of `src` into `view` through the borrow engine (python::try_borrow_view);
+/// options_for(U), made once: a caster passes it by reference instead of building it per call.
+template <Use U>
+constexpr python::ImportOptions options_of = options_for(U);
+
+/// Loads a view of `src` into `view` through the borrow engine (python::try_borrow_view's);
 /// `keeper` receives what keeps it valid (or NULL), which the caller must keep alive while
-/// the view is used.
-inline Loaded import_view(PyObject* src, Use use, std::optional<TensorView>& view,
-                          PyObject*& keeper) noexcept {
+/// the view is used. A view through the exchange table reads `storage` in place: the caller
+/// keeps it, unmoved, while the view is used.
+template <Use U>
+DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage,
+                                         std::optional<TensorView>& view,
+                                         PyObject*& keeper) noexcept {
   keeper = nullptr;
   if (plainly_not_a_tensor(src)) return Loaded::declined;
-  return guarded([&] {
-    Result<TensorView> seen = python::try_borrow_view(src, keeper, options_for(use));
+  return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
+    Result<TensorView> seen =
+        python::detail::borrow_view<true>(src, storage, keeper, options_of<U>);
     if (DLPACKPP_UNLIKELY(!seen)) return refuse(seen.error());
-    view.emplace(*seen);
+    view.emplace(std::move(*seen));
     return Loaded::yes;
   });
 }
@@ -164,36 +180,140 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
 #endif
 }
 
-/// Loads a TensorView argument into `out`; `park(PyObject*)` keeps what the view reads alive
-/// until the call ends, taking its reference either way (false: it cannot, the reference is
-/// released, and the argument is declined).
-template <class Park>
-Loaded load_view(PyObject* src, std::optional<TensorView>& out, Park&& park) noexcept {
-  PyObject* keeper = nullptr;
-  const Loaded loaded = import_view(src, Use::view, out, keeper);
-  if (loaded != Loaded::yes) return loaded;
-  if (keeper != nullptr && !park(keeper)) {
-    out.reset();
-    return Loaded::declined;
+/// What keeps a loaded argument's tensor alive (a capsule, an owning import), held by the
+/// caster: released with it, after the call, where the bound function read the value in place
+/// (a `const T&` or `T*` parameter); handed to the binding library's per-call keep-alive
+/// (`park`) where the value is moved out, since it may then outlive the caster (a `T`
+/// parameter, or one inside `std::optional`, `std::variant` or a list, whose caster dies
+/// before the call). pybind11's keep-alive is a hash set it allocates per call: a parameter
+/// read in place skips it.
+class Kept {
+ public:
+  /// Nothing kept.
+  Kept() noexcept = default;
+  Kept(const Kept&) = delete;
+  Kept& operator=(const Kept&) = delete;
+  Kept& operator=(Kept&&) = delete;
+  /// Takes `other`'s reference.
+  Kept(Kept&& other) noexcept : ref_(other.ref_) { other.ref_ = nullptr; }
+  /// Releases the reference (the caster dies with the GIL held, after the call).
+  ~Kept() { Py_XDECREF(ref_); }
+  /// Keeps `ref` (a new reference, or NULL), releasing what was kept before.
+  void reset(PyObject* ref) noexcept {
+    Py_XDECREF(ref_);
+    ref_ = ref;
   }
-  return Loaded::yes;
-}
+  /// Hands the reference to `park(PyObject*)`, which takes it either way; false where it
+  /// could not keep it (the tensor is then released).
+  template <class Park>
+  bool hand_over(Park&& park) noexcept {
+    PyObject* ref = ref_;
+    ref_ = nullptr;
+    return ref == nullptr || park(ref);
+  }
 
-/// Loads a TensorAccessor<T, N> argument into `out`; `park` as in load_view. A declined
-/// import is released here, before the next overload is tried.
-template <class T, int N, class Park>
-Loaded load_accessor(PyObject* src, TensorAccessor<T, N>& out, Park&& park) noexcept {
-  std::optional<TensorView> view;
-  PyObject* keeper = nullptr;
-  const Loaded loaded =
-      import_view(src, std::is_const<T>::value ? Use::read : Use::write, view, keeper);
-  if (loaded != Loaded::yes) return loaded;
-  if (!accessor_of(*view, out)) {
-    Py_XDECREF(keeper);  // its death releases what the view read
-    return Loaded::declined;
+ private:
+  PyObject* ref_ = nullptr;
+};
+
+/// A loaded `TensorView` argument as a caster holds it. A view borrowed through the exchange
+/// table reads the DLTensor kept here in place (no copy of it, as python::try_borrow), valid
+/// while the caster lives; a view moved out first takes its own copy (see Kept for when).
+class ViewArgument {
+ public:
+  /// Nothing loaded. User-provided: the binding libraries value-initialize their casters,
+  /// which would otherwise zero the storage and the whole optional view on every call.
+  ViewArgument() noexcept {}  // NOLINT(modernize-use-equals-default)
+  ViewArgument(const ViewArgument&) = delete;
+  ViewArgument& operator=(const ViewArgument&) = delete;
+  ViewArgument& operator=(ViewArgument&&) = delete;
+  /// Takes `other`'s view (a library may return its caster by value), which first takes its
+  /// own copy of the DLTensor it read there.
+  ViewArgument(ViewArgument&& other) noexcept : kept_(std::move(other.kept_)) {
+    if (other.view_) view_.emplace(other.independent());
   }
-  return keeper == nullptr || park(keeper) ? Loaded::yes : Loaded::declined;
-}
+  ~ViewArgument() = default;
+
+  /// Loads `src`, keeping what the view reads (see Kept). `keepable`: false where the value
+  /// can never be kept past the conversion (nanobind's nb::cast), which declines an argument
+  /// whose view needs keeping.
+  Loaded load(PyObject* src, bool keepable) noexcept {
+    PyObject* keeper = nullptr;
+    storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
+    const Loaded loaded = import_view<Use::view>(src, storage_, view_, keeper);
+    if (loaded != Loaded::yes) return loaded;
+    if (keeper != nullptr && !keepable) {
+      Py_DECREF(keeper);  // its death releases what the view read
+      view_.reset();
+      return Loaded::declined;
+    }
+    kept_.reset(keeper);
+    reads_storage_ = storage_.ndim >= 0;
+    return Loaded::yes;
+  }
+  /// The loaded view, read in place: valid while this argument lives.
+  TensorView& get() noexcept { return *view_; }
+  /// The loaded view, to be moved out: what keeps it valid is handed to `park` (see Kept),
+  /// and it no longer reads this argument's storage. NULL where `park` could not keep it.
+  template <class Park>
+  TensorView* moved_out(Park&& park) noexcept {
+    if (!kept_.hand_over(park)) return nullptr;
+    return &independent();
+  }
+
+ private:
+  TensorView& independent() noexcept {
+    if (reads_storage_) {
+      ::dlpackpp::detail::keep_viewed_tensor(*view_);
+      reads_storage_ = false;
+    }
+    return *view_;
+  }
+
+  DLTensor storage_;  // what a borrow through the exchange table fills; read in place
+  std::optional<TensorView> view_;
+  Kept kept_;
+  bool reads_storage_ = false;  // the view reads storage_ (a borrow through the table)
+};
+
+/// A loaded `TensorAccessor<T, N>` argument as a caster holds it, what it reads kept as
+/// ViewArgument keeps it (see Kept).
+template <class T, int N>
+class AccessorArgument {
+ public:
+  /// Nothing loaded. User-provided, as ViewArgument's.
+  AccessorArgument() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// Loads `src` (dtype, rank, writability for a mutable T, host memory, alignment, one
+  /// address per element for a mutable T); `keepable` as in ViewArgument::load. A declined
+  /// import is released here, before the next overload is tried.
+  Loaded load(PyObject* src, bool keepable) noexcept {
+    DLTensor storage;  // read in place by `view`, done with here: the accessor keeps its own
+                       // sizes and strides
+    std::optional<TensorView> view;
+    PyObject* keeper = nullptr;
+    constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
+    const Loaded loaded = import_view<use>(src, storage, view, keeper);
+    if (loaded != Loaded::yes) return loaded;
+    if ((keeper != nullptr && !keepable) || !accessor_of(*view, value_)) {
+      Py_XDECREF(keeper);  // its death releases what the view read
+      return Loaded::declined;
+    }
+    kept_.reset(keeper);
+    return Loaded::yes;
+  }
+  /// The loaded accessor, read in place: valid while this argument lives.
+  TensorAccessor<T, N>& get() noexcept { return value_; }
+  /// The loaded accessor, to be moved out: what keeps it valid is handed to `park` (see
+  /// Kept). NULL where `park` could not keep it.
+  template <class Park>
+  TensorAccessor<T, N>* moved_out(Park&& park) noexcept {
+    return kept_.hand_over(park) ? &value_ : nullptr;
+  }
+
+ private:
+  TensorAccessor<T, N> value_;
+  Kept kept_;
+};
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
 /// a Python exception set on failure, the handle then released.

@@ -72,6 +72,15 @@ class ViewStorage {
     view_in_place(own_);
   }
 
+  /// Keeps a copy of the viewed DLTensor, so that a storage made by view_in_place() no longer
+  /// needs it; the arrays are still read where they are.
+  void keep_tensor() noexcept {
+    if ((kept_ & kept_tensor) != 0) return;
+    own_ = *tensor_;
+    tensor_ = &own_;
+    kept_ |= kept_tensor;
+  }
+
   /// Keeps copies of both arrays (strides normalized already), so nothing the caller passed
   /// needs to outlive the view.
   void copy_arrays() {
