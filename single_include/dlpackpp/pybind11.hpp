@@ -281,22 +281,21 @@ constexpr python::ImportOptions options_for(Use use) noexcept {
 template <Use U>
 constexpr python::ImportOptions options_of = options_for(U);
 
-/// Loads a view of `src` into `view` through the borrow engine (python::try_borrow_view's);
-/// `keeper` receives what keeps it valid (or NULL), which the caller must keep alive while
-/// the view is used. A view through the exchange table reads `storage` in place: the caller
-/// keeps it, unmoved, while the view is used.
-template <Use U>
-DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage,
-                                         std::optional<TensorView>& view,
-                                         PyObject*& keeper) noexcept {
+/// Views `src` through the borrow engine (python::try_borrow_view's) and hands the view to
+/// `take(TensorView&)`, which answers whether it fits; `keeper` receives what keeps the view
+/// valid (or NULL), which the caller must keep alive while the view, or what `take` made of
+/// it, is used. A view through the exchange table reads `storage` in place: the caller keeps
+/// it, unmoved, while the view is used.
+template <Use U, class Take>
+DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage, PyObject*& keeper,
+                                         Take&& take) noexcept {
   keeper = nullptr;
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
     Result<TensorView> seen =
         python::detail::borrow_view<true>(src, storage, keeper, options_of<U>);
     if (DLPACKPP_UNLIKELY(!seen)) return refuse(seen.error());
-    view.emplace(std::move(*seen));
-    return Loaded::yes;
+    return take(*seen) ? Loaded::yes : Loaded::declined;
   });
 }
 
@@ -384,7 +383,10 @@ class ViewArgument {
   Loaded load(PyObject* src, bool keepable) noexcept {
     PyObject* keeper = nullptr;
     storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
-    const Loaded loaded = import_view<Use::view>(src, storage_, view_, keeper);
+    const Loaded loaded = import_view<Use::view>(src, storage_, keeper, [&](TensorView& view) {
+      view_.emplace(std::move(view));
+      return true;
+    });
     if (loaded != Loaded::yes) return loaded;
     if (keeper != nullptr && !keepable) {
       Py_DECREF(keeper);  // its death releases what the view read
@@ -431,19 +433,18 @@ class AccessorArgument {
   /// address per element for a mutable T); `keepable` as in ViewArgument::load. A declined
   /// import is released here, before the next overload is tried.
   Loaded load(PyObject* src, bool keepable) noexcept {
-    DLTensor storage;  // read in place by `view`, done with here: the accessor keeps its own
-                       // sizes and strides
-    std::optional<TensorView> view;
+    DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
+                       // own sizes and strides
     PyObject* keeper = nullptr;
     constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
-    const Loaded loaded = import_view<use>(src, storage, view, keeper);
-    if (loaded != Loaded::yes) return loaded;
-    if ((keeper != nullptr && !keepable) || !accessor_of(*view, value_)) {
-      Py_XDECREF(keeper);  // its death releases what the view read
-      return Loaded::declined;
+    const Loaded loaded = import_view<use>(
+        src, storage, keeper, [&](const TensorView& view) { return accessor_of(view, value_); });
+    if (loaded == Loaded::yes && (keeper == nullptr || keepable)) {
+      kept_.reset(keeper);
+      return Loaded::yes;
     }
-    kept_.reset(keeper);
-    return Loaded::yes;
+    Py_XDECREF(keeper);  // its death releases what the view read
+    return loaded == Loaded::raised ? loaded : Loaded::declined;
   }
   /// The loaded accessor, read in place: valid while this argument lives.
   TensorAccessor<T, N>& get() noexcept { return value_; }
