@@ -384,7 +384,7 @@ class ViewArgument {
   /// Loads `src`, keeping what the view reads (see Kept). `keepable`: false where the value
   /// can never be kept past the conversion (nanobind's nb::cast), which declines an argument
   /// whose view needs keeping.
-  Loaded load(PyObject* src, bool keepable) noexcept {
+  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
     PyObject* keeper = nullptr;
     storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
     const Loaded loaded = import_view<Use::view>(src, storage_, keeper, [&](TensorView& view) {
@@ -436,7 +436,7 @@ class AccessorArgument {
   /// Loads `src` (dtype, rank, writability for a mutable T, host memory, alignment, one
   /// address per element for a mutable T); `keepable` as in ViewArgument::load. A declined
   /// import is released here, before the next overload is tried.
-  Loaded load(PyObject* src, bool keepable) noexcept {
+  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
     DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
                        // own sizes and strides
     PyObject* keeper = nullptr;
