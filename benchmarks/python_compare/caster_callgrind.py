@@ -24,39 +24,16 @@ import tempfile
 
 import callgrind_tools
 
-# (what, caster statement, reference statement, argument); P: pybind11, B: nanobind casters,
-# N: nb::ndarray. The empty call of each module is its floor.
-ROWS = [
-    ("pybind11, NumPy -> TensorView", "P.view_numel", "P.view_numel_hand", "a"),
-    ("pybind11, NumPy -> const TensorView&", "P.view_numel_ref", "P.view_numel_hand", "a"),
-    ("pybind11, NumPy -> ManagedTensor", "P.owned_numel", "P.owned_numel_hand", "a"),
-    ("pybind11, NumPy -> TensorAccessor<const double, 1>", "P.first_f64", "P.first_f64_hand", "a"),
-    ("pybind11, NumPy -> const TensorAccessor<const double, 1>&", "P.first_f64_ref", "P.first_f64_hand", "a"),
-    ("pybind11, exchange table -> TensorView", "P.view_numel", "P.view_numel_hand", "x"),
-    ("pybind11, exchange table -> const TensorView&", "P.view_numel_ref", "P.view_numel_hand", "x"),
-    ("pybind11, make(8) -> dlpackpp.Tensor", "P.make", "P.make_hand", 8),
-    ("nanobind, NumPy -> TensorView", "B.view_numel", "B.view_numel_hand", "a"),
-    ("nanobind, NumPy -> const TensorView&", "B.view_numel_ref", "B.view_numel_hand", "a"),
-    ("nanobind, NumPy -> ManagedTensor", "B.owned_numel", "B.owned_numel_hand", "a"),
-    ("nanobind, NumPy -> TensorAccessor<const double, 1>", "B.first_f64", "B.first_f64_hand", "a"),
-    ("nanobind, NumPy -> const TensorAccessor<const double, 1>&", "B.first_f64_ref", "B.first_f64_hand", "a"),
-    ("nanobind, exchange table -> TensorView", "B.view_numel", "B.view_numel_hand", "x"),
-    ("nanobind, exchange table -> const TensorView&", "B.view_numel_ref", "B.view_numel_hand", "x"),
-    ("nanobind, make(8) -> dlpackpp.Tensor", "B.make", "B.make_hand", 8),
-    ("nanobind caster vs nb::ndarray, NumPy, untyped", "B.view_numel", "N.numel", "a"),
-    ("nanobind caster vs nb::ndarray, NumPy, typed", "B.first_f64", "N.first_f64", "a"),
-    ("nanobind caster vs nb::ndarray, exchange table, untyped", "B.view_numel", "N.numel", "x"),
-]
-ROWS_TORCH = [
-    ("pybind11, PyTorch 2 -> TensorView", "P.view_numel", "P.view_numel_hand", "t"),
-    ("pybind11, PyTorch 2 -> const TensorView&", "P.view_numel_ref", "P.view_numel_hand", "t"),
-    ("pybind11, PyTorch 2 -> TensorAccessor<const double, 1>", "P.first_f64", "P.first_f64_hand", "t"),
-    ("nanobind, PyTorch 2 -> TensorView", "B.view_numel", "B.view_numel_hand", "t"),
-    ("nanobind, PyTorch 2 -> const TensorView&", "B.view_numel_ref", "B.view_numel_hand", "t"),
-    ("nanobind, PyTorch 2 -> TensorAccessor<const double, 1>", "B.first_f64", "B.first_f64_hand", "t"),
-]
 WARM = 200
 MARK = "--dump-before=(anonymous namespace)::icount_mark(_object*, _object*)"
+
+
+def statement(text):
+    """bench.py's "P.view_numel(a)" as ("P.view_numel", "a"); "P.make(8)" as ("P.make", 8)."""
+    m = re.match(r"([PBN]\.\w+)\((\w+)\)$", text)
+    if m is None:
+        raise SystemExit("caster_callgrind: cannot read bench.py's statement %r" % text)
+    return m.group(1), int(m.group(2)) if m.group(2).isdigit() else m.group(2)
 
 
 def arguments():
@@ -73,14 +50,23 @@ def arguments():
 
 
 def rows():
-    return ROWS + (ROWS_TORCH if "t" in arguments() else [])
+    """bench.py's bindings rows, so that both tables list the same cases: (section, what,
+    caster, reference, argument, caster's floor, reference's floor)."""
+    import bench
+    table = bench.BINDINGS + (bench.BINDINGS_TORCH if "t" in arguments() else [])
+    out = []
+    for section, what, caster, reference, caster_floor, reference_floor in table:
+        if reference is not None:
+            (c, arg), (r, _) = statement(caster), statement(reference)
+            out.append((section, what, c, r, arg, caster_floor, reference_floor))
+    return out
 
 
 def phases():
     """(statement, argument) in the order they run: each row's two sides and each module's
     empty call, once each."""
     out = [("%s.noop" % m, "a") for m in "PBN"]
-    for _, caster, reference, arg in rows():
+    for _, _, caster, reference, arg, _, _ in rows():
         for s in (caster, reference):
             if (s, arg) not in out:
                 out.append((s, arg))
@@ -171,13 +157,13 @@ def main():
     print("Instructions per call net of the same library's empty call (P %.0f, B %.0f, N %.0f), "
           "mean of %d calls after %d warm-up calls" % (floor["P"], floor["B"], floor["N"], args.calls, WARM))
     print()
-    print("| case | caster | reference | extra | ratio |")
-    print("|---|---:|---:|---:|---:|")
+    print("| | case | caster | reference | extra | ratio |")
+    print("|---|---|---:|---:|---:|---:|")
     details = []
-    for what, caster, reference, arg in rows():
+    for section, what, caster, reference, arg, caster_floor, reference_floor in rows():
         (c, cf), (r, rf) = per[(caster, arg)], per[(reference, arg)]
-        nc, nr = c - floor[caster[0]], r - floor[reference[0]]
-        print("| %s | %.0f | %.0f | %+.0f | %.2f |" % (what, nc, nr, nc - nr, nc / nr))
+        nc, nr = c - floor[caster_floor], r - floor[reference_floor]
+        print("| %s | %s | %.0f | %.0f | %+.0f | %.2f |" % (section, what, nc, nr, nc - nr, nc / nr))
         diff = {f: cf.get(f, 0.0) - rf.get(f, 0.0) for f in set(cf) | set(rf)}
         top = sorted(diff.items(), key=lambda kv: -abs(kv[1]))[:args.top]
         details.append((what, [(f, d) for f, d in top if abs(d) >= 1.0]))
