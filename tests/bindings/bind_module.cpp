@@ -105,6 +105,8 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
 
   // TensorView: any layout, dtype and device.
   m.def("describe", [](TensorView v) { return v.to_string(); });
+  m.def("describe_ref", [](const TensorView& v) { return v.to_string(); });
+  m.def("describe_optional", [](std::optional<TensorView> v) { return v ? v->to_string() : ""; });
   m.def("numel", [](TensorView v) { return v.numel(); });
   m.def("address", [](TensorView v) {
     return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(v.const_data()));

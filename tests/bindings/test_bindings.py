@@ -536,6 +536,9 @@ class Cuda(unittest.TestCase):
     def test_view_of_device_memory(self):
         t = torch.arange(6, dtype=torch.float32, device="cuda").reshape(2, 3)
         self.assertTrue(m.describe(t).startswith("float32[2, 3] strides [3, 1] cuda:"), m.describe(t))
+        # Read in place, and moved out of an inner caster that dies before the call.
+        self.assertEqual(m.describe_ref(t), m.describe(t))
+        self.assertEqual(m.describe_optional(t), m.describe(t))
         self.assertEqual(m.address(t), t.data_ptr())
         self.assertEqual(m.numel(t), 6)
 
