@@ -6,8 +6,8 @@ import numpy as np
 
 from ._checks import check, describe, new
 from ._build import probe
-from ._kit import (READ_ONLY, KitArray, Skip, collect, compact_bytes, layouts, progress,
-                   result_address, span)
+from ._kit import (READ_ONLY, KitArray, Skip, address, capsule_of, collect, compact_bytes,
+                   layouts, progress, result_address, sample, span)
 
 PY = "Python spec (from_dlpack)"
 HDR = "dlpack.h"
@@ -19,8 +19,7 @@ def consumer(target):
     if not hasattr(target, "from_dlpack"):
         raise Skip("the adapter gives no consumer (from_dlpack)")
     if not hasattr(target, "_kit_takes_host"):
-        a = np.arange(6, dtype=np.float32).reshape(2, 3)
-        state, y = take(target, KitArray(a))
+        state, y = take(target, KitArray(sample()))
         target._kit_takes_host = (None if state == "ok" else describe(y))
         del y
         collect()
@@ -87,8 +86,7 @@ def deleted_once(out, label, k):
 def c1(target):
     out = new()
     consumer(target)
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    k = KitArray(a, version=(2, 0), poison=True)
+    k = KitArray(sample(), version=(2, 0), poison=True)
     state, y = take(target, k)
     if not k.asked_versioned():
         raise Skip("the consumer never asks for a versioned capsule (see C2)")
@@ -109,7 +107,7 @@ def c1(target):
 def c2(target):
     out = new()
     consumer(target)
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = sample()
     k = KitArray(a)
     imported(out, target, "versioned producer", k, compact_bytes(a), refusal_ok=False)
     asked = [c["max_version"] for c in k.calls]
@@ -142,8 +140,8 @@ def c4(target):
     # Compact layouts, so that a consumer refusing strides is not mistaken for one ignoring
     # byte_offset (C3 covers strides).
     for label, sub in (("row 2", base[2]), ("rows 1-2", base[1:3])):
-        offset = sub.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-        k = KitArray(sub, data=base.__array_interface__["data"][0], byte_offset=offset)
+        offset = address(sub) - address(base)
+        k = KitArray(sub, data=address(base), byte_offset=offset)
         imported(out, target, "%s at byte_offset %d" % (label, offset), k, compact_bytes(sub),
                  refusal_ok=False)
     return out
@@ -197,7 +195,7 @@ def c6(target):
 def c7(target):
     out = new()
     consumer(target)
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = sample()
     k = KitArray(a, flags=READ_ONLY)
     values = imported(out, target, "READ_ONLY capsule", k, compact_bytes(a))
     if values is not None and k.asked_versioned():
@@ -211,7 +209,7 @@ def c7(target):
 def c8(target):
     out = new()
     consumer(target)
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = sample()
     for label, kwargs in (("dtype code 200", {"dtype": (200, 32, 1)}),
                           ("lanes 4", {"dtype": (2, 32, 4), "shape": (2, 1),
                                        "strides": (1, 1)}),
@@ -238,11 +236,7 @@ def c8(target):
 def carried(y):
     """(dtype, device) the result says through its own __dlpack__, or None without one."""
     try:
-        try:
-            cap = y.__dlpack__(max_version=(1, 3))
-        except TypeError:
-            cap = y.__dlpack__()
-        f = probe().read(cap)
+        f = probe().read(capsule_of(y))
         return tuple(f["dtype"]), tuple(f["device"])
     except Exception:  # noqa: BLE001 - a result that cannot say what it holds
         return None
@@ -252,7 +246,7 @@ def carried(y):
 def c9(target):
     out = new()
     consumer(target)
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = sample()
     imported(out, target, "NULL deleter", KitArray(a, null_deleter=True), compact_bytes(a),
              refusal_ok=False)
     imported(out, target, "NULL manager_ctx", KitArray(a, null_ctx=True), compact_bytes(a),
@@ -287,7 +281,7 @@ def c10(target):
 def c11(target):
     out = new()
     consumer(target)
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = sample()
     low, high = span(a)
     for copy in (True, False):
         k = KitArray(a)

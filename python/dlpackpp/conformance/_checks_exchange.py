@@ -6,23 +6,28 @@ import numpy as np
 
 from ._build import probe
 from ._checks import check, new
-from ._checks_producer import make
 from ._checks_stream import cuda_tools
-from ._kit import READ_ONLY, Skip, collect, host_values, layouts
+from ._kit import (READ_ONLY, Skip, address, collect, host_values, layouts, make, make_float32,
+                   sample)
 
 HDR = "dlpack.h 1.3 (DLPackExchangeAPI)"
 REQUIRED = ("managed_tensor_allocator", "managed_tensor_from_py_object_no_sync",
             "managed_tensor_to_py_object_no_sync", "current_work_stream")
 
 
-def table(target):
-    """(x, its type's table capsule) or Skip: the table is optional."""
-    x = make(target, np.arange(6, dtype=np.float32).reshape(2, 3))
-    if x is None:
-        raise Skip("from_numpy refused float32")
+def exchange_api(target):
+    """(x, type(x).__dlpack_c_exchange_api__) for a float32 array of the target's, or Skip:
+    the table is optional."""
+    x = make_float32(target, sample())
     api = getattr(type(x), "__dlpack_c_exchange_api__", None)
     if api is None:
         raise Skip("%s has no __dlpack_c_exchange_api__ (optional)" % type(x).__name__)
+    return x, api
+
+
+def table(target):
+    """(x, its type's table capsule) or Skip: the table is optional."""
+    x, api = exchange_api(target)
     if isinstance(api, int):
         raise Skip("an integer __dlpack_c_exchange_api__ (the 1.2 draft's form) is never "
                    "dereferenced; X1 reports it")
@@ -41,12 +46,7 @@ def usable(target):
        "capsule, one table for the process")
 def x1(target):
     out = new()
-    x = make(target, np.arange(6, dtype=np.float32).reshape(2, 3))
-    if x is None:
-        raise Skip("from_numpy refused float32")
-    api = getattr(type(x), "__dlpack_c_exchange_api__", None)
-    if api is None:
-        raise Skip("%s has no __dlpack_c_exchange_api__ (optional)" % type(x).__name__)
+    x, api = exchange_api(target)
     if isinstance(api, int):
         out.add(False, "SHOULD", "dlpack.h 1.2: 'set on the type as a Python integer' vs 1.3: a "
                 "'dlpack_exchange_api' capsule", "an integer table (the 1.2 form)")
@@ -142,7 +142,7 @@ def x4(target):
         out.add(False, "INFO", "", "GPU half skipped: %s" % ("no CUDA device" if tools is None
                 else "the adapter has no cuda_array/current_stream"))
         return out
-    xg = make_cuda(np.arange(6, dtype=np.float32))
+    xg = make_cuda(sample(flat=True))
     if xg is None:
         out.add(False, "INFO", "", "GPU half skipped: the framework has no CUDA device")
         return out
@@ -190,9 +190,8 @@ def x5(target):
         out.add(calls == 1 and owned is None, "MUST", HDR + ": SetError called exactly once on "
                 "failure, *out NULL", "a refused allocation called SetError %d times" % calls)
     counter, frees = p.new_counter(), p.double_frees()
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    cap = p.make_capsule(a, a.__array_interface__["data"][0], a.shape, (3, 1), 0, (2, 32, 1),
-                         (1, 0), counter=counter)
+    a = sample()
+    cap = p.make_capsule(a, address(a), a.shape, (3, 1), 0, (2, 32, 1), (1, 0), counter=counter)
     rc, obj = p.table_to_py(api, p.consume(cap))
     out.add(rc == 0 and obj is not None, "MUST", HDR + ": to_py_object wraps an owning tensor",
             "managed_tensor_to_py_object_no_sync failed (%d)" % rc)

@@ -8,8 +8,8 @@ import numpy as np
 from ._build import probe
 from ._checks import check, describe, new
 from ._checks_consumer import consumer
-from ._checks_producer import make, versioned_export
-from ._kit import KitArray, Skip, collect, compact_bytes, host_values
+from ._checks_producer import versioned_export
+from ._kit import KitArray, Skip, collect, compact_bytes, host_values, make, make_float32, sample
 
 PY = "Python spec (capsule protocol)"
 
@@ -26,9 +26,7 @@ def takes_host(target):
 def shimmed_export(target, a):
     """A fresh export of target.from_numpy(a) with its deleter shimmed: (x, capsule, counter);
     raises Skip where the producer cannot make `a` or its tensor has no deleter."""
-    x = make(target, a)
-    if x is None:
-        raise Skip("from_numpy refused float32")
+    x = make_float32(target, a)
     cap, _, _ = versioned_export(x)
     p = probe()
     counter = p.new_counter()
@@ -41,7 +39,7 @@ def shimmed_export(target, a):
 def l1(target):
     out = new()
     p = probe()
-    x, cap, counter = shimmed_export(target, np.arange(6, dtype=np.float32))
+    x, cap, counter = shimmed_export(target, sample(flat=True))
     before = p.double_frees()
     del cap
     collect()
@@ -89,7 +87,7 @@ def l2(target):
     out = new()
     p = probe()
     if hasattr(target, "from_numpy"):
-        x, cap, counter = shimmed_export(target, np.arange(6, dtype=np.float32))
+        x, cap, counter = shimmed_export(target, sample(flat=True))
         owned = p.consume(cap)
         del cap
         collect()
@@ -100,8 +98,7 @@ def l2(target):
         out.add(p.count(counter) == 1, "MUST", PY + ": the consumer's release calls the deleter "
                 "once", "after release the deleter ran %d times" % p.count(counter))
     if hasattr(target, "from_dlpack") and takes_host(target):
-        a = np.arange(6, dtype=np.float32).reshape(2, 3)
-        k = KitArray(a, same_capsule=True)
+        k = KitArray(sample(), same_capsule=True)
         y = target.from_dlpack(k)
         name = p.read(k._capsule)["name"] if k._capsule is not None else None
         out.add(name is None or name.startswith("used_"), "MUST", PY + ": the consumer renames "
@@ -123,8 +120,7 @@ def l2(target):
 def l3(target):
     out = new()
     consumer(target)
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    k = KitArray(a, same_capsule=True)
+    k = KitArray(sample(), same_capsule=True)
     y = target.from_dlpack(k)
     try:
         y2 = target.from_dlpack(k)
@@ -144,7 +140,7 @@ def l3(target):
 def l4(target):
     out = new()
     p = probe()
-    x, cap, counter = shimmed_export(target, np.arange(6, dtype=np.float32))
+    x, cap, counter = shimmed_export(target, sample(flat=True))
     holder = [cap]
     del cap
     kept = p.drop_with_pending(holder)

@@ -6,24 +6,13 @@ import numpy as np
 
 from ._build import probe
 from ._checks import check, describe, new
-from ._kit import (HOST, IS_COPIED, READ_ONLY, Skip, compact_bytes, dtype_sources, export,
-                   first_address, host_values, layouts, progress, span)
+from ._kit import (HOST, IS_COPIED, READ_ONLY, Skip, address, compact_bytes, dtype_sources,
+                   export, first_address, host_values, layouts, make, make_float32, progress,
+                   sample, span)
 from ._targets import DTYPES
 
 PY = "Python spec (__dlpack__)"
-
-
-def make(target, a, label=None):
-    """target.from_numpy(a), or None where the framework lacks the dtype or layout; `label`
-    names the case to the runner first."""
-    if label is not None:
-        progress(label)
-    if not hasattr(target, "from_numpy"):
-        raise Skip("the adapter gives no producer (from_numpy)")
-    try:
-        return target.from_numpy(a)
-    except NotImplementedError:
-        return None
+ENDIAN = "; dlpack.h: non-native endianness 'should' raise"
 
 
 def versioned_export(x, **kwargs):
@@ -52,6 +41,44 @@ def try_export(out, label, x):
     return None
 
 
+def exports(out, target, cases, skipped=None):
+    """(name, source, capsule, fields) for each (name, source) case the framework holds and
+    exports (try_export tells a refused export); the names it cannot hold go to `skipped`."""
+    for name, a in cases:
+        x = make(target, a, name)
+        if x is None:
+            if skipped is not None:
+                skipped.append(name)
+            continue
+        exported = try_export(out, name, x)
+        if exported is not None:
+            yield (name, a) + exported
+
+
+def refused(out, rule, what, call):
+    """call(), where the spec wants it refused with BufferError: a SHOULD pass where it is, a
+    SHOULD failure under `rule` ('<what> raised ...') where another exception comes. Returns
+    what call() returned where it was accepted (for the caller to judge), else None."""
+    try:
+        return call()
+    except BufferError:
+        out.add(True, "SHOULD", "", "")
+    except Exception as e:  # noqa: BLE001
+        out.add(False, "SHOULD", rule, "%s raised %s" % (what, describe(e)))
+    return None
+
+
+def predates(out, keyword, call, e):
+    """The finding for a __dlpack__ whose `call` refused `keyword` with TypeError `e`."""
+    out.add(False, "SHOULD", PY + " (array API 2023.12): %s keyword" % keyword,
+            "%s refused (%s): a pre-2023.12 __dlpack__" % (call, describe(e)))
+
+
+def elsewhere(device):
+    """A device to ask for that is not `device`: CUDA, or Vulkan where `device` is CUDA."""
+    return (2, 0) if tuple(device)[0] != 2 else (7, 0)
+
+
 def values_of(fields, cap):
     return host_values(cap, fields)
 
@@ -60,9 +87,7 @@ def values_of(fields, cap):
        "'dltensor_versioned' with version.major <= the requested major")
 def p1(target):
     out = new()
-    x = make(target, np.arange(6, dtype=np.float32).reshape(2, 3))
-    if x is None:
-        raise Skip("from_numpy refused float32")
+    x = make_float32(target, sample())
     _, f = export(x)
     out.add(f["name"] == "dltensor", "MUST", PY + ": no max_version -> legacy 'dltensor'",
             "no max_version gave %r" % f["name"])
@@ -70,9 +95,7 @@ def p1(target):
         try:
             _, f = export(x, max_version=request)
         except TypeError as e:
-            out.add(False, "SHOULD", PY + " (array API 2023.12): max_version keyword",
-                    "max_version=%s refused (%s): a pre-2023.12 __dlpack__"
-                    % (request, describe(e)))
+            predates(out, "max_version", "max_version=%s" % (request,), e)
             break
         if request[0] < 1:
             out.add(f["name"] == "dltensor", "MUST", PY + ": major 0 -> legacy 'dltensor'",
@@ -93,9 +116,7 @@ def p1(target):
        "TypeError")
 def p2(target):
     out = new()
-    x = make(target, np.arange(6, dtype=np.float32))
-    if x is None:
-        raise Skip("from_numpy refused float32")
+    x = make_float32(target, sample(flat=True))
     for label, kwargs in (("max_version='1'", {"max_version": "1"}),
                           ("max_version=(1,)", {"max_version": (1,)}),
                           ("an unknown keyword", {"dlpackpp_kit_unknown": 1})):
@@ -117,15 +138,7 @@ def p2(target):
 def p3(target):
     out = new()
     skipped = []
-    for name, a in layouts(np):
-        x = make(target, a, name)
-        if x is None:
-            skipped.append(name)
-            continue
-        exported = try_export(out, name, x)
-        if exported is None:
-            continue
-        cap, f = exported
+    for name, a, cap, f in exports(out, target, layouts(np), skipped):
         if f["ndim"] != a.ndim or tuple(f["shape"] or ()) != a.shape:
             out.add(False, "MUST", "dlpack.h: ndim and shape", "%s: ndim %s shape %s, expected %s"
                     % (name, f["ndim"], f["shape"], a.shape))
@@ -155,22 +168,15 @@ def p3(target):
 def p4(target):
     out = new()
     unaligned = 0
-    for name, a in layouts(np):
-        if not a.size:
-            continue
-        x = make(target, a, name)
-        exported = None if x is None else try_export(out, name, x)
-        if exported is None:
-            continue
-        cap, f = exported
+    for name, a, cap, f in exports(out, target, [(n, a) for n, a in layouts(np) if a.size]):
         if tuple(f["device"])[0] not in HOST:
             raise Skip("device memory: the source's addresses do not apply")
         first = first_address(f)
         low, high = span(a)
-        if low <= f["data"] + f["byte_offset"] < high or low <= f["data"] < high:
-            out.add(first == a.__array_interface__["data"][0], "MUST",
-                    "dlpack.h: data + byte_offset is element 0", "%s: data + byte_offset = %#x, "
-                    "element 0 is at %#x" % (name, first, a.__array_interface__["data"][0]))
+        if low <= first < high or low <= f["data"] < high:
+            out.add(first == address(a), "MUST", "dlpack.h: data + byte_offset is element 0",
+                    "%s: data + byte_offset = %#x, element 0 is at %#x"
+                    % (name, first, address(a)))
         else:
             element = probe().gather(cap)[:a.itemsize]
             out.add(element == a.reshape(-1)[:1].tobytes() if a.ndim else element == a.tobytes(),
@@ -186,15 +192,7 @@ def p4(target):
 def p5(target):
     out = new()
     skipped = []
-    for name, a in dtype_sources(np):
-        x = make(target, a, name)
-        if x is None:
-            skipped.append(name)
-            continue
-        exported = try_export(out, name, x)
-        if exported is None:
-            continue
-        cap, f = exported
+    for name, a, cap, f in exports(out, target, dtype_sources(np), skipped):
         want = DTYPES[name]
         out.add(tuple(f["dtype"]) == want, "MUST", "dlpack.h: DLDataType (code, bits, lanes)",
                 "%s exported as %s, expected %s" % (name, tuple(f["dtype"]), want))
@@ -202,33 +200,17 @@ def p5(target):
         if got is not None and tuple(f["dtype"]) == want:
             out.add(got == compact_bytes(a), "MUST", "dlpack.h: element values",
                     "%s: values differ" % name)
+    unsupported = PY + ": an unsupported dtype raises BufferError"
     for name, a in (("datetime64", np.array(["2020-01-01"], dtype="datetime64[D]")),
                     ("big-endian float32", np.arange(3, dtype=">f4"))):
         x = make(target, a, name)
         if x is None:
             continue
-        try:
-            export(x, max_version=(1, 3))
-        except TypeError:
-            try:
-                export(x)
-            except BufferError:
-                out.add(True, "SHOULD", "", "")
-                continue
-            except Exception as e:  # noqa: BLE001
-                out.add(False, "SHOULD", PY + ": an unsupported dtype raises BufferError",
-                        "%s raised %s" % (name, describe(e)))
-                continue
-            out.add(False, "SHOULD", PY + ": an unsupported dtype raises BufferError",
+        exported = refused(out, unsupported, name, lambda: versioned_export(x))
+        if exported is not None:
+            _, _, versioned = exported
+            out.add(False, "SHOULD", unsupported + (ENDIAN if versioned else ""),
                     "%s was exported" % name)
-        except BufferError:
-            out.add(True, "SHOULD", "", "")
-        except Exception as e:  # noqa: BLE001
-            out.add(False, "SHOULD", PY + ": an unsupported dtype raises BufferError",
-                    "%s raised %s" % (name, describe(e)))
-        else:
-            out.add(False, "SHOULD", PY + ": an unsupported dtype raises BufferError; "
-                    "dlpack.h: non-native endianness 'should' raise", "%s was exported" % name)
     if skipped:
         out.add(False, "INFO", "", "the framework lacks " + ", ".join(skipped))
     return out
@@ -240,7 +222,7 @@ def p6(target):
     out = new()
     if not hasattr(target, "read_only"):
         raise Skip("the adapter gives no read-only arrays (read_only)")
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = sample()
     try:
         x = target.read_only(a)
     except NotImplementedError as e:
@@ -254,14 +236,10 @@ def p6(target):
         del cap
     except TypeError:
         out.add(False, "INFO", "", "no max_version: READ_ONLY cannot be said")
-    try:
-        cap, f = export(x)
-    except BufferError:
-        out.add(True, "SHOULD", "", "")
-    except Exception as e:  # noqa: BLE001
-        out.add(False, "SHOULD", PY + ": a refused export raises BufferError",
-                "the legacy export of read-only memory raised %s" % describe(e))
-    else:
+    legacy = refused(out, PY + ": a refused export raises BufferError",
+                     "the legacy export of read-only memory", lambda: export(x))
+    if legacy is not None:
+        cap, f = legacy
         low, high = span(a)
         shared = low <= first_address(f) < high or first_address(f) == versioned_at
         out.add(not shared, "SHOULD", PY + ": a legacy capsule cannot say READ_ONLY, so read-only "
@@ -273,17 +251,13 @@ def p6(target):
        "an impossible no-copy raises BufferError")
 def p7(target):
     out = new()
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    x = make(target, a)
-    if x is None:
-        raise Skip("from_numpy refused float32")
+    a = sample()
+    x = make_float32(target, a)
     try:
         _, plain = export(x, max_version=(1, 3))
         cap, f = export(x, max_version=(1, 3), copy=True)
     except TypeError as e:
-        out.add(False, "SHOULD", PY + " (array API 2023.12): copy keyword",
-                "__dlpack__(max_version=..., copy=...) refused (%s): a pre-2023.12 __dlpack__"
-                % describe(e))
+        predates(out, "copy", "__dlpack__(max_version=..., copy=...)", e)
         return out
     except BufferError as e:
         out.add(False, "INFO", "", "copy=True refused (%s): the consumer copies" % describe(e))
@@ -300,15 +274,12 @@ def p7(target):
     _, f = export(x, max_version=(1, 3), copy=False)
     out.add(first_address(f) == first_address(plain), "MUST", PY + ": copy=False never copies",
             "copy=False gave other memory than a plain export")
-    other = (2, 0) if tuple(plain["device"])[0] != 2 else (7, 0)
-    try:
-        _, f = export(x, max_version=(1, 3), copy=False, dl_device=other)
-    except BufferError:
-        out.add(True, "SHOULD", "", "")
-    except Exception as e:  # noqa: BLE001
-        out.add(False, "SHOULD", PY + ": an impossible copy=False raises BufferError",
-                "copy=False to device %s raised %s" % (other, describe(e)))
-    else:
+    other = elsewhere(plain["device"])
+    moved = refused(out, PY + ": an impossible copy=False raises BufferError",
+                    "copy=False to device %s" % (other,),
+                    lambda: export(x, max_version=(1, 3), copy=False, dl_device=other))
+    if moved is not None:
+        _, f = moved
         out.add(tuple(f["device"]) == other and first_address(f) == first_address(plain),
                 "MUST", PY + ": copy=False never copies", "copy=False, dl_device=%s gave a "
                 "capsule on %s" % (other, tuple(f["device"])))
@@ -319,29 +290,21 @@ def p7(target):
        "BufferError")
 def p8(target):
     out = new()
-    a = np.arange(6, dtype=np.float32).reshape(2, 3)
-    x = make(target, a)
-    if x is None:
-        raise Skip("from_numpy refused float32")
+    x = make_float32(target, sample())
     own = tuple(x.__dlpack_device__())
     try:
         cap, f = export(x, max_version=(1, 3), dl_device=own)
     except TypeError as e:
-        out.add(False, "SHOULD", PY + " (array API 2023.12): dl_device keyword",
-                "__dlpack__(max_version=..., dl_device=...) refused (%s): a pre-2023.12 "
-                "__dlpack__" % describe(e))
+        predates(out, "dl_device", "__dlpack__(max_version=..., dl_device=...)", e)
         return out
     out.add(tuple(f["device"]) == own, "MUST", PY + ": dl_device honoured",
             "dl_device=%s gave a capsule on %s" % (own, tuple(f["device"])))
-    other = (2, 0) if own[0] != 2 else (7, 0)
-    try:
-        _, f = export(x, max_version=(1, 3), dl_device=other)
-    except BufferError:
-        out.add(True, "SHOULD", "", "")
-    except Exception as e:  # noqa: BLE001
-        out.add(False, "SHOULD", PY + ": a device it cannot export to raises BufferError",
-                "dl_device=%s raised %s" % (other, describe(e)))
-    else:
+    other = elsewhere(own)
+    moved = refused(out, PY + ": a device it cannot export to raises BufferError",
+                    "dl_device=%s" % (other,),
+                    lambda: export(x, max_version=(1, 3), dl_device=other))
+    if moved is not None:
+        _, f = moved
         out.add(tuple(f["device"]) == other, "MUST", PY + ": dl_device honoured or refused",
                 "dl_device=%s gave a capsule on %s" % (other, tuple(f["device"])))
     return out
@@ -354,9 +317,7 @@ from . import _checks_stream  # noqa: E402,F401 (registers P9, which has a GPU h
        "the capsule's device")
 def p10(target):
     out = new()
-    x = make(target, np.arange(6, dtype=np.float32))
-    if x is None:
-        raise Skip("from_numpy refused float32")
+    x = make_float32(target, sample(flat=True))
     dev = x.__dlpack_device__()
     shape_ok = isinstance(dev, tuple) and len(dev) == 2 and all(isinstance(v, int) for v in dev)
     out.add(shape_ok, "MUST", PY + ": __dlpack_device__ returns a pair of ints",

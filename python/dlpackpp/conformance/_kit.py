@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What every check uses: findings, the kit's own producer (KitArray), the layouts and dtypes
-it makes, and reading a framework's export back through the probe."""
+"""What every check uses: findings, the kit's own producer (KitArray), the arrays it makes and
+a framework's made from them, and reading a framework's export back through the probe."""
 
 import gc
 
@@ -121,6 +121,14 @@ def export(x, **kwargs):
     return cap, probe().read(cap)
 
 
+def capsule_of(y):
+    """y's capsule, versioned where its __dlpack__ takes max_version (else the legacy one)."""
+    try:
+        return y.__dlpack__(max_version=(1, 3))
+    except TypeError:
+        return y.__dlpack__()
+
+
 def first_address(fields):
     return fields["data"] + fields["byte_offset"]
 
@@ -129,10 +137,7 @@ def host_copy(y):
     """A numpy copy of any DLPack host array's values, read by the probe (what the kit uses
     where no framework's consumer should be trusted: dlpackpp's results, the matrix)."""
     import numpy as np
-    try:
-        cap = y.__dlpack__(max_version=(1, 3))
-    except TypeError:
-        cap = y.__dlpack__()
+    cap = capsule_of(y)
     p = probe()
     fields = p.read(cap)
     owned = p.consume(cap)
@@ -150,12 +155,7 @@ def result_address(y, fallback):
     where it has one (so an adapter's to_numpy that copies cannot hide a copy), else the
     address of `fallback` (to_numpy's array)."""
     try:
-        cap = y.__dlpack__(max_version=(1, 3))
-    except TypeError:
-        try:
-            cap = y.__dlpack__()
-        except Exception:  # noqa: BLE001
-            return address(fallback)
+        cap = capsule_of(y)
     except Exception:  # noqa: BLE001 - no __dlpack__ or it refuses: to_numpy's array
         return address(fallback)
     return first_address(probe().read(cap))
@@ -235,3 +235,32 @@ class KitArray:
 
 class LegacyKitArray(KitArray):
     """A KitArray whose __dlpack__ predates max_version, dl_device and copy."""
+
+
+def sample(flat=False):
+    """The kit's usual source, fresh each call: float32 0..5 as 2 x 3 (or flat, 6)."""
+    import numpy as np
+    a = np.arange(6, dtype=np.float32)
+    return a if flat else a.reshape(2, 3)
+
+
+def make(target, a, label=None):
+    """target.from_numpy(a), or None where the framework lacks the dtype or layout; `label`
+    names the case to the runner first."""
+    if label is not None:
+        progress(label)
+    if not hasattr(target, "from_numpy"):
+        raise Skip("the adapter gives no producer (from_numpy)")
+    try:
+        return target.from_numpy(a)
+    except NotImplementedError:
+        return None
+
+
+def make_float32(target, a):
+    """make(target, a) for a float32 source, which every producer is expected to hold: Skip
+    where it cannot."""
+    x = make(target, a)
+    if x is None:
+        raise Skip("from_numpy refused float32")
+    return x
