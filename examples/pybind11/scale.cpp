@@ -14,15 +14,16 @@ PYBIND11_MODULE(dlpackpp_pybind11_example, m, pybind11::mod_gil_not_used()) {
 #else
 PYBIND11_MODULE(dlpackpp_pybind11_example, m) {
 #endif
-  m.def("scale_", [](dlpackpp::TensorAccessor<float, 2> x, float k) {  // float32, 2-d, writable
+  // float32, 2-d, writable. Taken by const&, what the accessor reads stays with the caster.
+  m.def("scale_", [](const dlpackpp::TensorAccessor<float, 2>& x, float k) {
     for (std::int64_t i = 0; i < x.size(0); ++i)
       for (std::int64_t j = 0; j < x.size(1); ++j) x(i, j) *= k;
   });
-  m.def("scale_", [](dlpackpp::TensorAccessor<double, 2> x, double k) {  // overload by dtype
+  m.def("scale_", [](const dlpackpp::TensorAccessor<double, 2>& x, double k) {  // by dtype
     for (std::int64_t i = 0; i < x.size(0); ++i)
       for (std::int64_t j = 0; j < x.size(1); ++j) x(i, j) *= k;
   });
-  m.def("total", [](dlpackpp::TensorView v) {  // any rank and layout, valid for the call
+  m.def("total", [](const dlpackpp::TensorView& v) {  // any rank and layout, valid for the call
     double sum = 0;
     dlpackpp::for_each_element<const float>(v, [&](float x) { sum += x; });
     return sum;
