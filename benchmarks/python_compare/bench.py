@@ -213,20 +213,29 @@ def time_statements(stmts, env, args):
     return med, worst
 
 
-def bindings_main(args):
-    import bench_nb_casters as B
-    import bench_pybind11 as P
-    env = {"P": P, "B": B, "N": N, "np": np, "a": np.arange(8.0), "x": D.mock_exchange()}
-    rows = list(BINDINGS)
-    peers = "NumPy %s" % np.__version__
+def bindings_arguments():
+    """The bindings suite's arguments: NumPy float64[8] (a), the mock exchange-table tensor (x)
+    and, where the venv's PyTorch has the exchange table, torch float64[8] (t)."""
+    args = {"a": np.arange(8.0), "x": D.mock_exchange()}
     try:
         import torch
         if hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
-            env["t"] = torch.arange(8, dtype=torch.float64)
-            rows += BINDINGS_TORCH
-            peers += ", PyTorch %s" % torch.__version__
+            args["t"] = torch.arange(8, dtype=torch.float64)
     except ImportError:
         pass
+    return args
+
+
+def bindings_main(args):
+    import bench_nb_casters as B
+    import bench_pybind11 as P
+    env = dict(bindings_arguments(), P=P, B=B, N=N, np=np)
+    rows = list(BINDINGS)
+    peers = "NumPy %s" % np.__version__
+    if "t" in env:
+        import torch
+        rows += BINDINGS_TORCH
+        peers += ", PyTorch %s" % torch.__version__
     for _, what, sc, sr, _, _ in rows:  # the same answer on both sides before timing
         if sr is not None:
             c, r = eval(sc, env), eval(sr, env)

@@ -25,7 +25,6 @@ import tempfile
 import callgrind_tools
 
 WARM = 200
-MARK = "--dump-before=(anonymous namespace)::icount_mark(_object*, _object*)"
 
 
 def statement(text):
@@ -37,15 +36,10 @@ def statement(text):
 
 
 def arguments():
-    import numpy as np
-    import bench_dlpackpp as D
-    args = {"a": np.arange(8.0), "x": D.mock_exchange(), 8: 8}
-    try:
-        import torch
-        if hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
-            args["t"] = torch.arange(8, dtype=torch.float64)
-    except ImportError:
-        pass
+    """bench.py's arguments of the bindings suite, and 8 for make(8)."""
+    import bench
+    args = bench.bindings_arguments()
+    args[8] = 8
     return args
 
 
@@ -122,7 +116,8 @@ def measure(calls):
     order = phases()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
-        subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, MARK,
+        subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                        callgrind_tools.dump_before("icount_mark"),
                         sys.executable, os.path.abspath(__file__), "--driver", "--calls", str(calls)],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # out.1: everything before the first mark; out.(k+1): phase k-1, dumped at the next

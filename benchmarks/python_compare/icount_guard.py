@@ -84,7 +84,7 @@ def measure(calls):
         # The exact names, so that a template instantiated for a function (try_borrow's, whose
         # name carries the lambda's) does not toggle collection off again inside it.
         toggles = ["--toggle-collect=(anonymous namespace)::%s(_object*, _object*)" % f for f in functions()]
-        mark = "--dump-before=(anonymous namespace)::%s(_object*, _object*)" % MARK
+        mark = callgrind_tools.dump_before(MARK)
         subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, mark] + toggles +
                        [sys.executable, os.path.abspath(__file__), "--driver", "--calls", str(calls)],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -2214,9 +2214,7 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTe
 #endif
   return lend_capsule(in, *entry, obj, keeper, options);
 }
-}  // namespace detail
 
-namespace detail {
 // try_borrow_view's engine. InPlace: a view through the exchange table reads `storage`,
 // which the caller keeps alive and in place while the view is used (the binding casters'
 // own storage); otherwise the view keeps its own copy and `storage` is not used.

@@ -137,48 +137,6 @@ constexpr python::ImportOptions options_for(Use use) noexcept {
 template <Use U>
 constexpr python::ImportOptions options_of = options_for(U);
 
-/// Views `src` through the borrow engine (python::try_borrow_view's) and hands the view to
-/// `take(TensorView&)`, which answers whether it fits; `keeper` receives what keeps the view
-/// valid (or NULL), which the caller must keep alive while the view, or what `take` made of
-/// it, is used. A view through the exchange table reads `storage` in place: the caller keeps
-/// it, unmoved, while the view is used.
-template <Use U, class Take>
-DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage, PyObject*& keeper,
-                                         Take&& take) noexcept {
-  keeper = nullptr;
-  if (plainly_not_a_tensor(src)) return Loaded::declined;
-  return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
-    Result<TensorView> seen =
-        python::detail::borrow_view<true>(src, storage, keeper, options_of<U>);
-    if (DLPACKPP_UNLIKELY(!seen)) return refuse(seen.error());
-    return take(*seen) ? Loaded::yes : Loaded::declined;
-  });
-}
-
-/// `view` as TensorAccessor<T, N> when it fits: dtype, rank, writability for a mutable T,
-/// host-accessible memory (the accessor is indexed by the bound C++ function), alignment, and
-/// for a mutable T one address per element. The cheap comparisons come first so a declined
-/// overload builds no error message.
-template <class T, int N>
-bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
-  constexpr DataType wanted = dtype_of<std::remove_const_t<T>>;
-  if (view.dtype() != wanted || view.ndim() != N) return false;
-  if (!std::is_const<T>::value && view.read_only()) return false;
-  if (!view.device().is_host_accessible()) return false;
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
-    Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
-    if (!accessor) return false;  // misaligned, packed sub-byte elements, overlapping writes
-    out = *accessor;
-    return true;
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {  // describing the refusal threw: a refusal all the same
-    return false;
-  }
-#endif
-}
-
 /// What keeps a loaded argument's tensor alive (a capsule, an owning import), held by the
 /// caster: released with it, after the call, where the bound function read the value in place
 /// (a `const T&` or `T*` parameter); handed to the binding library's per-call keep-alive
@@ -215,6 +173,54 @@ class Kept {
   PyObject* ref_ = nullptr;
 };
 
+/// Views `src` through the borrow engine (python::try_borrow_view's) and hands the view to
+/// `take(TensorView&)`, which answers whether it fits; what keeps the view valid goes to
+/// `kept` (see Kept). `keepable`: false where nothing can be kept past the conversion
+/// (nanobind's nb::cast), which declines a view that needs keeping. A view through the
+/// exchange table reads `storage` in place: the caller keeps it, unmoved, while the view, or
+/// what `take` made of it, is used.
+template <Use U, class Take>
+DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage, Kept& kept,
+                                         bool keepable, Take&& take) noexcept {
+  if (plainly_not_a_tensor(src)) return Loaded::declined;
+  return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
+    PyObject* keeper = nullptr;
+    Result<TensorView> seen =
+        python::detail::borrow_view<true>(src, storage, keeper, options_of<U>);
+    if (DLPACKPP_UNLIKELY(!seen)) return refuse(seen.error());
+    if ((keeper != nullptr && !keepable) || !take(*seen)) {
+      Py_XDECREF(keeper);  // its death releases what the view read
+      return Loaded::declined;
+    }
+    kept.reset(keeper);
+    return Loaded::yes;
+  });
+}
+
+/// `view` as TensorAccessor<T, N> when it fits: dtype, rank, writability for a mutable T,
+/// host-accessible memory (the accessor is indexed by the bound C++ function), alignment, and
+/// for a mutable T one address per element. The cheap comparisons come first so a declined
+/// overload builds no error message.
+template <class T, int N>
+bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
+  constexpr DataType wanted = dtype_of<std::remove_const_t<T>>;
+  if (view.dtype() != wanted || view.ndim() != N) return false;
+  if (!std::is_const<T>::value && view.read_only()) return false;
+  if (!view.device().is_host_accessible()) return false;
+#if DLPACKPP_USE_EXCEPTIONS
+  try {
+#endif
+    Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
+    if (!accessor) return false;  // misaligned, packed sub-byte elements, overlapping writes
+    out = *accessor;
+    return true;
+#if DLPACKPP_USE_EXCEPTIONS
+  } catch (...) {  // describing the refusal threw: a refusal all the same
+    return false;
+  }
+#endif
+}
+
 /// A loaded `TensorView` argument as a caster holds it. A view borrowed through the exchange
 /// table reads the DLTensor kept here in place (no copy of it, as python::try_borrow), valid
 /// while the caster lives; a view moved out first takes its own copy (see Kept for when).
@@ -229,29 +235,18 @@ class ViewArgument {
   /// Takes `other`'s view (a library may return its caster by value), which first takes its
   /// own copy of the DLTensor it read there.
   ViewArgument(ViewArgument&& other) noexcept : kept_(std::move(other.kept_)) {
+    storage_.ndim = -1;  // never read: the view taken is independent of it
     if (other.view_) view_.emplace(other.independent());
   }
   ~ViewArgument() = default;
 
-  /// Loads `src`, keeping what the view reads (see Kept). `keepable`: false where the value
-  /// can never be kept past the conversion (nanobind's nb::cast), which declines an argument
-  /// whose view needs keeping.
+  /// Loads `src`, keeping what the view reads (see Kept); `keepable` as in import_view.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
-    PyObject* keeper = nullptr;
     storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
-    const Loaded loaded = import_view<Use::view>(src, storage_, keeper, [&](TensorView& view) {
+    return import_view<Use::view>(src, storage_, kept_, keepable, [&](TensorView& view) {
       view_.emplace(std::move(view));
       return true;
     });
-    if (loaded != Loaded::yes) return loaded;
-    if (keeper != nullptr && !keepable) {
-      Py_DECREF(keeper);  // its death releases what the view read
-      view_.reset();
-      return Loaded::declined;
-    }
-    kept_.reset(keeper);
-    reads_storage_ = storage_.ndim >= 0;
-    return Loaded::yes;
   }
   /// The loaded view, read in place: valid while this argument lives.
   TensorView& get() noexcept { return *view_; }
@@ -264,18 +259,16 @@ class ViewArgument {
   }
 
  private:
+  // The view, made to keep its own copy of storage_ where it read it (a table borrow filled
+  // storage_ with a valid rank); a second call finds the copy made.
   TensorView& independent() noexcept {
-    if (reads_storage_) {
-      ::dlpackpp::detail::keep_viewed_tensor(*view_);
-      reads_storage_ = false;
-    }
+    if (storage_.ndim >= 0) ::dlpackpp::detail::keep_viewed_tensor(*view_);
     return *view_;
   }
 
   DLTensor storage_;  // what a borrow through the exchange table fills; read in place
   std::optional<TensorView> view_;
   Kept kept_;
-  bool reads_storage_ = false;  // the view reads storage_ (a borrow through the table)
 };
 
 /// A loaded `TensorAccessor<T, N>` argument as a caster holds it, what it reads kept as
@@ -286,21 +279,14 @@ class AccessorArgument {
   /// Nothing loaded. User-provided, as ViewArgument's.
   AccessorArgument() noexcept {}  // NOLINT(modernize-use-equals-default)
   /// Loads `src` (dtype, rank, writability for a mutable T, host memory, alignment, one
-  /// address per element for a mutable T); `keepable` as in ViewArgument::load. A declined
-  /// import is released here, before the next overload is tried.
+  /// address per element for a mutable T); `keepable` as in import_view. A declined import is
+  /// released here, before the next overload is tried.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
     DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
                        // own sizes and strides
-    PyObject* keeper = nullptr;
     constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
-    const Loaded loaded = import_view<use>(
-        src, storage, keeper, [&](const TensorView& view) { return accessor_of(view, value_); });
-    if (loaded == Loaded::yes && (keeper == nullptr || keepable)) {
-      kept_.reset(keeper);
-      return Loaded::yes;
-    }
-    Py_XDECREF(keeper);  // its death releases what the view read
-    return loaded == Loaded::raised ? loaded : Loaded::declined;
+    return import_view<use>(src, storage, kept_, keepable,
+                            [&](const TensorView& view) { return accessor_of(view, value_); });
   }
   /// The loaded accessor, read in place: valid while this argument lives.
   TensorAccessor<T, N>& get() noexcept { return value_; }
