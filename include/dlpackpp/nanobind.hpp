@@ -12,7 +12,8 @@
 ///   producer raises (KeyboardInterrupt, MemoryError, its own TypeError...) propagates
 ///   unchanged: from_python is noexcept, so the caster keeps the exception, reports the
 ///   argument loaded, and throws it (nb::python_error) when nanobind takes the value, before
-///   the function runs; nb::cast gets it pending. Inside nanobind's own containers
+///   the function runs, or when nanobind abandons the overload because another argument does
+///   not fit (see Raised); nb::cast gets it pending. Inside nanobind's own containers
 ///   (`std::optional`, `std::variant`, `std::vector`), which ask can_cast() and accept no
 ///   error from an element, such an argument declines instead.
 /// - A `TensorView` or accessor argument is valid for the call only (the lifetime rule of
@@ -48,6 +49,11 @@
 #include <optional>
 #include <utility>
 
+#if defined(__GLIBCXX__) && defined(__linux__)
+#include <cxxabi.h>  // abi::__forced_unwind
+#include <unistd.h>  // pause
+#endif
+
 NAMESPACE_BEGIN(NB_NAMESPACE)
 NAMESPACE_BEGIN(detail)
 
@@ -70,8 +76,30 @@ inline void translate_errors() noexcept {
 }
 
 /// What a caster keeps of a producer's exception that must propagate (see the file comment).
+/// nanobind's from_python is noexcept, so the exception is kept and thrown when nanobind takes
+/// the value; where it never does (another argument of the same overload did not fit, so
+/// nanobind abandons the overload and destroys the casters), the destructor throws it instead.
+/// nanobind's dispatcher catches it as it catches one thrown while taking the value, so the
+/// interrupt ends the call, unchanged, and no later overload asks the producer again. Never
+/// thrown while another exception unwinds, nor after a container caster asked can_cast()
+/// (nanobind's std::optional, std::variant and list casters are noexcept: there the argument
+/// declines instead, the documented exception).
 class Raised {
  public:
+  /// Nothing kept.
+  Raised() noexcept = default;
+  Raised(const Raised&) = delete;
+  Raised& operator=(const Raised&) = delete;
+  Raised& operator=(Raised&&) = delete;
+  /// Takes what `other` kept (a library may return its caster by value).
+  Raised(Raised&& other) noexcept : error_(std::move(other.error_)), declined_(other.declined_) {
+    other.error_.reset();
+  }
+  /// Throws the kept exception that nanobind never took (see the class comment).
+  ~Raised() noexcept(false) {
+    if (DLPACKPP_UNLIKELY(error_.has_value()) && !declined_ && std::uncaught_exceptions() == 0)
+      rethrow();
+  }
   /// A loader's answer as from_python returns it. A pending exception: for nb::cast
   /// (cast_flags::manual) left pending and false, which nb::cast raises; otherwise kept here
   /// and true, so that nanobind takes the value and rethrow() raises it.
@@ -82,8 +110,12 @@ class Raised {
     error_.emplace();  // takes the pending exception
     return true;
   }
-  /// Whether the caster holds a value (no kept exception).
-  bool empty() const noexcept { return !error_.has_value(); }
+  /// Whether the caster holds a value (no kept exception); a container caster asks this, and
+  /// an exception kept is then dropped with the caster, not thrown.
+  bool empty() const noexcept {
+    declined_ = error_.has_value();
+    return !declined_;
+  }
   /// Throws the kept exception, if any.
   void rethrow() {
     if (DLPACKPP_UNLIKELY(error_.has_value())) {
@@ -95,7 +127,27 @@ class Raised {
 
  private:
   std::optional<python_error> error_;
+  mutable bool declined_ = false;
 };
+
+/// Runs a caster's `load` for from_python, which must not throw. The one exception that can
+/// pass `guarded` is the forced unwind that ends a daemon thread re-attaching while CPython
+/// shuts down (3.13 and older call pthread_exit there); it has no thread state, nanobind's
+/// dispatcher would catch it and touch Python, and glibc aborts the process where it is not
+/// rethrown. So the thread waits here for the process to end, as CPython 3.14 makes such
+/// threads do (PyThread_hang_thread).
+template <class Load>
+bool without_unwinding(Load&& load) noexcept {
+#if defined(__GLIBCXX__) && defined(__linux__)
+  try {
+    return load();
+  } catch (abi::__forced_unwind&) {
+    for (;;) pause();
+  }
+#else
+  return load();
+#endif
+}
 
 /// What the three argument casters share: how nanobind takes the loaded value (moved out, as
 /// NB_TYPE_CASTER does) and the kept producer exception, thrown when it does. `Caster::held()`
@@ -190,7 +242,8 @@ struct type_caster<::dlpackpp::TensorView>
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     dlpackpp_caster::translate_errors();
     park_ = dlpackpp_caster::Park{flags, cleanup};
-    return this->raised_.answer(view_.load(src.ptr(), park_.can_keep()), flags);
+    return dlpackpp_caster::without_unwinding(
+        [&] { return this->raised_.answer(view_.load(src.ptr(), park_.can_keep()), flags); });
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -227,8 +280,10 @@ struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>>
   /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* /*cleanup*/) noexcept {
     dlpackpp_caster::translate_errors();
-    return this->raised_.answer(::dlpackpp::bindings::detail::import_owned(src.ptr(), value),
-                                flags);
+    return dlpackpp_caster::without_unwinding([&] {
+      return this->raised_.answer(::dlpackpp::bindings::detail::import_owned(src.ptr(), value),
+                                  flags);
+    });
   }
 
   /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
@@ -266,7 +321,8 @@ struct type_caster<::dlpackpp::TensorAccessor<T, N>>
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     dlpackpp_caster::translate_errors();
     park_ = dlpackpp_caster::Park{flags, cleanup};
-    return this->raised_.answer(accessor_.load(src.ptr(), park_.can_keep()), flags);
+    return dlpackpp_caster::without_unwinding(
+        [&] { return this->raised_.answer(accessor_.load(src.ptr(), park_.can_keep()), flags); });
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.

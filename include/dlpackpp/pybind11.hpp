@@ -18,8 +18,8 @@
 ///   parameters). Outside a bound function (`py::cast`) only a view that needs no keeping (a
 ///   dlpackpp.Tensor, a borrow through the exchange table) can be made: others raise cast_error.
 /// - A `dlpackpp::Error` thrown by a bound function reaches Python as set_python_error()
-///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): the casters
-///   register that translation the first time one of them runs in the module.
+///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): this header
+///   registers that translation when the module is loaded.
 /// - Returning a `TensorView` or a `TensorAccessor` is a compile error: nothing would own it.
 #pragma once
 
@@ -64,6 +64,16 @@ inline void translate_errors() {
   });
 }
 
+/// Registers the translation as the module is loaded: its static initialization runs inside
+/// the import, on the importing thread, with the GIL held, so a bound function that throws a
+/// dlpackpp::Error before any dlpackpp caster has run is translated too. Loaded another way
+/// (linked into a program before Py_Initialize, or without the GIL), the casters register it
+/// on their first use instead.
+inline const bool translation_registered_at_load = [] {
+  if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) translate_errors();
+  return true;
+}();
+
 /// A loader's answer as pybind11 takes it: false declines; a pending Python exception is
 /// thrown (error_already_set), which pybind11 raises at once instead of trying more overloads.
 inline bool loaded(::dlpackpp::bindings::detail::Loaded answer) {
@@ -78,7 +88,7 @@ inline bool park(PyObject* capsule) noexcept {
   bool kept = true;
   try {
     loader_life_support::add_patient(capsule);
-  } catch (...) {  // cast_error: no call frame (py::cast outside a bound function)
+  } catch (const std::exception&) {  // cast_error: no call frame (py::cast outside a bound call)
     kept = false;
   }
   Py_DECREF(capsule);  // the frame holds its own reference; without one the tensor is released

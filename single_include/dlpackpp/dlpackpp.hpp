@@ -370,6 +370,16 @@ typedef struct DLPackExchangeAPI {
     !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND))
 #error "DLPACKPP_USE_EXCEPTIONS=1 but the compiler has exceptions disabled"
 #endif
+// A try block whose handlers vanish without exceptions (nothing can throw then), so a body is
+// written once rather than cut by #if: DLPACKPP_DETAIL_TRY { ... } DLPACKPP_DETAIL_CATCH(T) {
+// ... }. A handler may not name the exception: without exceptions it is dead code, compiled.
+#if DLPACKPP_USE_EXCEPTIONS
+#define DLPACKPP_DETAIL_TRY try
+#define DLPACKPP_DETAIL_CATCH(x) catch (x)
+#else
+#define DLPACKPP_DETAIL_TRY if (true)
+#define DLPACKPP_DETAIL_CATCH(x) else if (false)
+#endif
 
 // Marks what a CUDA/HIP kernel may call; host-only code stays unannotated.
 #ifdef DLPACKPP_HOST_DEVICE
@@ -2768,34 +2778,34 @@ inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first,
 /// (which its quick path does not take) is checked.
 DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOptions& options,
                                            TensorFacts& facts) {
-#define DLPACKPP_DETAIL_TRY(expr)           \
+#define DLPACKPP_DETAIL_CHECK(expr)         \
   do {                                      \
     Result<void> dlpackpp_ok_ = (expr);     \
     if (!dlpackpp_ok_) return dlpackpp_ok_; \
   } while (false)
-  DLPACKPP_DETAIL_TRY(check_rank(t));
+  DLPACKPP_DETAIL_CHECK(check_rank(t));
   const DataType dtype(t.dtype);
-  DLPACKPP_DETAIL_TRY(check_dtype(dtype, options.flags));
-  DLPACKPP_DETAIL_TRY(check_device(Device(t.device)));
+  DLPACKPP_DETAIL_CHECK(check_dtype(dtype, options.flags));
+  DLPACKPP_DETAIL_CHECK(check_device(Device(t.device)));
   const Result<std::int64_t> counted = check_extents(t);
   if (!counted) return counted.error();
   const std::int64_t numel = *counted;
   const bool padded = (options.flags & flag::is_subbyte_type_padded) != 0;
-  DLPACKPP_DETAIL_TRY(check_byte_size(dtype, padded, numel));
-  DLPACKPP_DETAIL_TRY(check_strides_present(t, options.require_strides));
-  DLPACKPP_DETAIL_TRY(check_data(t, numel));
-  DLPACKPP_DETAIL_TRY(check_byte_offset(t));
+  DLPACKPP_DETAIL_CHECK(check_byte_size(dtype, padded, numel));
+  DLPACKPP_DETAIL_CHECK(check_strides_present(t, options.require_strides));
+  DLPACKPP_DETAIL_CHECK(check_data(t, numel));
+  DLPACKPP_DETAIL_CHECK(check_byte_offset(t));
   const auto ndim = static_cast<int>(t.ndim);
   const auto base = reinterpret_cast<std::uintptr_t>(t.data);
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
   if (numel > 0) {
     std::int64_t low = 0;
     std::int64_t high = 0;
-    DLPACKPP_DETAIL_TRY(check_reach(t, numel, low, high));
-    DLPACKPP_DETAIL_TRY(check_address_span(dtype, padded, first, low, high));
+    DLPACKPP_DETAIL_CHECK(check_reach(t, numel, low, high));
+    DLPACKPP_DETAIL_CHECK(check_address_span(dtype, padded, first, low, high));
   }
-  DLPACKPP_DETAIL_TRY(check_alignment(t, first, options.alignment));
-#undef DLPACKPP_DETAIL_TRY
+  DLPACKPP_DETAIL_CHECK(check_alignment(t, first, options.alignment));
+#undef DLPACKPP_DETAIL_CHECK
   facts.numel = numel;
   facts.contiguous = t.strides == nullptr || dense_in_order(t.shape, t.strides, ndim, false);
   return {};
@@ -3407,7 +3417,8 @@ inline bool aligned_as(const void* first) noexcept {
 /// The overlap a write can see cheaply, as PyTorch's in-place operations refuse it: the
 /// first dimension whose stride is 0 over an extent above 1, or -1 (also for an empty
 /// tensor, which has no element to share, and for NULL strides, which are compact).
-/// Other overlaps, such as two dimensions with one stride, are not looked for.
+/// Other overlaps (two dimensions with one stride, or shape [3, 3] with strides (1, 2)) are
+/// not looked for: see docs/errors.md.
 inline int zero_stride_dim(const std::int64_t* shape, const std::int64_t* strides,
                            int ndim) noexcept {
   if (strides == nullptr) return -1;

@@ -13,7 +13,8 @@
 ///   producer raises (KeyboardInterrupt, MemoryError, its own TypeError...) propagates
 ///   unchanged: from_python is noexcept, so the caster keeps the exception, reports the
 ///   argument loaded, and throws it (nb::python_error) when nanobind takes the value, before
-///   the function runs; nb::cast gets it pending. Inside nanobind's own containers
+///   the function runs, or when nanobind abandons the overload because another argument does
+///   not fit (see Raised); nb::cast gets it pending. Inside nanobind's own containers
 ///   (`std::optional`, `std::variant`, `std::vector`), which ask can_cast() and accept no
 ///   error from an element, such an argument declines instead.
 /// - A `TensorView` or accessor argument is valid for the call only (the lifetime rule of
@@ -177,6 +178,7 @@ DLPACKPP_END_NAMESPACE
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_accessor.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
 
+#include <exception>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -188,19 +190,22 @@ namespace detail {
 // The owning handle python::try_from_dlpack returns (python/capsule.hpp defines it).
 using ::dlpackpp::python::ImportedTensor;
 
-/// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
-/// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
+/// Values no DLPack producer can be, declined before the type cache is asked: built-in values,
+/// so an overload set mixing tensors and numbers neither raises nor fills the cache with
+/// `float`, and classes, whose `__dlpack__` is an unbound method (`np.ndarray` itself): asking
+/// it would raise a TypeError that ends overload resolution before a later `object` overload.
 inline bool plainly_not_a_tensor(PyObject* src) noexcept {
   if (src == nullptr || src == Py_None || PyFloat_CheckExact(src)) return true;
-  // int (bool with it), str, bytes, tuple, list and dict types, subclasses included, carry one
+  // int (bool with it), str, bytes, tuple, list, dict and type, subclasses included, carry one
   // of these flags and tensor types none: one test lets a tensor past the comparisons below.
   constexpr unsigned long builtin = Py_TPFLAGS_LONG_SUBCLASS | Py_TPFLAGS_UNICODE_SUBCLASS |
                                     Py_TPFLAGS_BYTES_SUBCLASS | Py_TPFLAGS_TUPLE_SUBCLASS |
-                                    Py_TPFLAGS_LIST_SUBCLASS | Py_TPFLAGS_DICT_SUBCLASS;
+                                    Py_TPFLAGS_LIST_SUBCLASS | Py_TPFLAGS_DICT_SUBCLASS |
+                                    Py_TPFLAGS_TYPE_SUBCLASS;
   if (DLPACKPP_LIKELY(!PyType_HasFeature(Py_TYPE(src), builtin))) return false;
-  return PyBool_Check(src) || PyLong_CheckExact(src) || PyUnicode_CheckExact(src) ||
-         PyBytes_CheckExact(src) || PyTuple_CheckExact(src) || PyList_CheckExact(src) ||
-         PyDict_CheckExact(src);
+  return PyType_Check(src) || PyBool_Check(src) || PyLong_CheckExact(src) ||
+         PyUnicode_CheckExact(src) || PyBytes_CheckExact(src) || PyTuple_CheckExact(src) ||
+         PyList_CheckExact(src) || PyDict_CheckExact(src);
 }
 
 /// What a loader did with an argument.
@@ -214,7 +219,7 @@ enum class Loaded {
 /// set_python_error() (it may hold the argument alive through a traceback or an
 /// AttributeError's `obj`) and whatever is pending.
 DLPACKPP_COLD inline void forget(const Error& error) noexcept {
-  python::set_python_error(error);
+  python::discard_python_error(error);
   PyErr_Clear();
 }
 
@@ -230,27 +235,25 @@ DLPACKPP_COLD inline Loaded refuse(const Error& error) noexcept {
 }
 
 /// Runs `load`, raising MemoryError instead where describing an error throws (std::bad_alloc
-/// is the only exception python.hpp's non-throwing calls can raise).
+/// is the only exception python.hpp's non-throwing calls can raise). Nothing else is caught: a
+/// thread CPython ends at shutdown (3.13 and older call pthread_exit where a daemon thread
+/// re-attaches) unwinds through here with no thread state, and glibc aborts the process when
+/// that forced unwind is caught and not rethrown. Not noexcept, so it can pass.
 /// Inlined: a try block costs nothing until something throws, a call frame on every load.
 template <class Load>
-DLPACKPP_FORCE_INLINE Loaded guarded(Load&& load) noexcept {
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
-    return load();
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
+DLPACKPP_FORCE_INLINE Loaded guarded(Load&& load) {
+  DLPACKPP_DETAIL_TRY { return load(); }
+  DLPACKPP_DETAIL_CATCH(const std::exception&) {
     PyErr_Clear();
     PyErr_NoMemory();
-    return Loaded::raised;
   }
-#endif
+  return Loaded::raised;
 }
 
 /// Owning import into `out` (a ManagedTensor, or a LegacyManagedTensor, which refuses a
 /// READ_ONLY tensor: the legacy struct cannot say so), exactly as python::try_from_dlpack.
 template <class Handle>
-Loaded import_owned(PyObject* src, Handle& out) noexcept {
+Loaded import_owned(PyObject* src, Handle& out) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&] {
     Result<ImportedTensor> imported = python::try_from_dlpack(src);
@@ -329,7 +332,7 @@ class Kept {
 /// what `take` made of it, is used.
 template <Use U, class Take>
 DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage, Kept& kept,
-                                         bool keepable, Take&& take) noexcept {
+                                         bool keepable, Take&& take) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
     PyObject* keeper = nullptr;
@@ -355,18 +358,14 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
   if (view.dtype() != wanted || view.ndim() != N) return false;
   if (!std::is_const<T>::value && view.read_only()) return false;
   if (!view.device().is_host_accessible()) return false;
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  DLPACKPP_DETAIL_TRY {
     Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
     if (!accessor) return false;  // misaligned, packed sub-byte elements, overlapping writes
     out = *accessor;
     return true;
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {  // describing the refusal threw: a refusal all the same
-    return false;
   }
-#endif
+  DLPACKPP_DETAIL_CATCH(const std::exception&) {}  // describing the refusal threw: a refusal
+  return false;
 }
 
 /// A loaded `TensorView` argument as a caster holds it. A view borrowed through the exchange
@@ -389,7 +388,7 @@ class ViewArgument {
   ~ViewArgument() = default;
 
   /// Loads `src`, keeping what the view reads (see Kept); `keepable` as in import_view.
-  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
+  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
     return import_view<Use::view>(src, storage_, kept_, keepable, [&](TensorView& view) {
       view_.emplace(std::move(view));
@@ -429,7 +428,7 @@ class AccessorArgument {
   /// Loads `src` (dtype, rank, writability for a mutable T, host memory, alignment, one
   /// address per element for a mutable T); `keepable` as in import_view. A declined import is
   /// released here, before the next overload is tried.
-  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
+  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
                        // own sizes and strides
     constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
@@ -565,37 +564,61 @@ std::string view_refusal(const TensorView& view, const Parameter<TensorAccessor<
   return out;
 }
 
-/// Why `obj` does not fit a parameter of type P, without its name ("" when it fits).
-template <class P>
-std::string refusal_of(PyObject* obj) {
-  const bool table = obj != nullptr && python::exchange_api_of(obj) != nullptr;
-  if (plainly_not_a_tensor(obj) || (!table && PyObject_HasAttrString(obj, "__dlpack__") == 0)) {
-    const std::string type = obj != nullptr ? python::detail::type_name_of(obj) : "NULL";
-    return type + " is not a DLPack object";
+/// A failed import as a refusal's text, or, where the producer raised something other than
+/// "does not fit" (KeyboardInterrupt, SystemExit, MemoryError...), that Error, which
+/// set_python_error() re-raises unchanged.
+inline Result<std::string> refusal_from(const Error& error) {
+  if (!python::does_not_fit(error)) return error;
+  std::string out(message_of(error));
+  forget(error);
+  return out;
+}
+
+/// Whether `obj` speaks DLPack at all: its type has the exchange table or `obj` has a
+/// `__dlpack__`. Asked with PyObject_GetAttr, so an AttributeError is "no" and anything else
+/// its `__getattr__` raises comes back as an Error (never printed behind the caller's back, as
+/// PyObject_HasAttrString does).
+inline Result<bool> speaks_dlpack(PyObject* obj) {
+  if (python::exchange_api_of(obj) != nullptr) return true;
+  PyObject* method = PyObject_GetAttrString(obj, "__dlpack__");
+  if (method != nullptr) {
+    Py_DECREF(method);
+    return true;
   }
+  if (PyErr_ExceptionMatches(PyExc_AttributeError) == 0)
+    return python::detail::take_python_error(python::detail::type_name_of(obj) + ".__dlpack__");
+  PyErr_Clear();
+  return false;
+}
+
+/// Why `obj` does not fit a parameter of type P, without its name ("" when it fits); the
+/// producer is asked once.
+template <class P>
+Result<std::string> refusal_of(PyObject* obj) {
+  if (obj == nullptr) return std::string("NULL is not a DLPack object");
+  if (PyType_Check(obj)) {
+    return python::detail::type_name(obj) + " is a class, not a DLPack object (pass an instance)";
+  }
+  Result<bool> speaks = plainly_not_a_tensor(obj) ? Result<bool>(false) : speaks_dlpack(obj);
+  if (!speaks) return speaks.error();
+  if (!*speaks) return python::detail::type_name_of(obj) + " is not a DLPack object";
   if constexpr (Parameter<P>::borrows) {
     PyObject* keeper = nullptr;
     Result<TensorView> view = python::try_borrow_view(obj, keeper, options_for(Parameter<P>::use));
-    std::string out;
-    if (view) {
-      out = view_refusal(*view, Parameter<P>{});
-    } else {
-      out = message_of(view.error());
-      forget(view.error());
-    }
-    Py_XDECREF(keeper);
-    return out;
+    const python::detail::StolenRef lease(keeper);  // released after the view is read
+    if (!view) return refusal_from(view.error());
+    return view_refusal(*view, Parameter<P>{});
   } else {
-    P handle;
-    if (import_owned(obj, handle) == Loaded::yes) return {};
-    PyErr_Clear();
-    Result<ImportedTensor> imported = python::try_from_dlpack(obj);  // asked again, for why
-    if (!imported) {
-      std::string out(message_of(imported.error()));
-      forget(imported.error());
-      return out;
+    Result<ImportedTensor> imported = python::try_from_dlpack(obj);
+    if (!imported) return refusal_from(imported.error());
+    if constexpr (!std::is_same<P, ImportedTensor>::value) {
+#if DLPACKPP_HAS_VERSIONED  // else ImportedTensor is the legacy handle: the same type as P
+      const std::string seen = seen_as(imported->view());
+      if (!try_to_legacy(std::move(*imported)))
+        return "got " + seen + " (a LegacyManagedTensor cannot say READ_ONLY)";
+#endif
     }
-    return "got " + seen_as(imported->view()) + " (a LegacyManagedTensor cannot say READ_ONLY)";
+    return std::string();
   }
 }
 
@@ -605,14 +628,22 @@ std::string refusal_of(PyObject* obj) {
 /// `TensorAccessor<T, N>`, `ManagedTensor`, `LegacyManagedTensor`), as "<what the signature
 /// says P takes>: <what obj is>", e.g. "float32[*, *] writable: got float64[4, 4]",
 /// "float32[*, *] writable: got float32[4, 4] read-only", "tensor: int is not a DLPack
-/// object"; "" when it fits. Runs the casters' own loaders (so it may call `obj.__dlpack__`)
-/// and keeps nothing: what it imported is released, no Python exception is left pending.
-/// Expects the GIL held.
+/// object"; "" when it fits. Runs the casters' own loaders (so it asks `obj.__dlpack__` once)
+/// and keeps nothing: what it imported is released, no Python exception is left pending. What
+/// the producer raised other than "does not fit" (KeyboardInterrupt, SystemExit...) is the
+/// Error, which set_python_error() re-raises unchanged. Expects the GIL held.
+template <class P>
+Result<std::string> try_explain_refusal(PyObject* obj) {
+  Result<std::string> why = detail::refusal_of<P>(obj);
+  if (!why || why->empty()) return why;
+  return std::string(detail::Parameter<P>::name) + ": " + *why;
+}
+
+/// As try_explain_refusal, throwing the Error (a bound function that lets it propagate
+/// re-raises the producer's exception unchanged: the caster headers translate it).
 template <class P>
 std::string explain_refusal(PyObject* obj) {
-  std::string why = detail::refusal_of<P>(obj);
-  if (why.empty()) return why;
-  return std::string(detail::Parameter<P>::name) + ": " + why;
+  return try_explain_refusal<P>(obj).value();
 }
 
 }  // namespace bindings
@@ -628,6 +659,11 @@ DLPACKPP_END_NAMESPACE
 #include <exception>
 #include <optional>
 #include <utility>
+
+#if defined(__GLIBCXX__) && defined(__linux__)
+#include <cxxabi.h>  // abi::__forced_unwind
+#include <unistd.h>  // pause
+#endif
 
 NAMESPACE_BEGIN(NB_NAMESPACE)
 NAMESPACE_BEGIN(detail)
@@ -651,8 +687,30 @@ inline void translate_errors() noexcept {
 }
 
 /// What a caster keeps of a producer's exception that must propagate (see the file comment).
+/// nanobind's from_python is noexcept, so the exception is kept and thrown when nanobind takes
+/// the value; where it never does (another argument of the same overload did not fit, so
+/// nanobind abandons the overload and destroys the casters), the destructor throws it instead.
+/// nanobind's dispatcher catches it as it catches one thrown while taking the value, so the
+/// interrupt ends the call, unchanged, and no later overload asks the producer again. Never
+/// thrown while another exception unwinds, nor after a container caster asked can_cast()
+/// (nanobind's std::optional, std::variant and list casters are noexcept: there the argument
+/// declines instead, the documented exception).
 class Raised {
  public:
+  /// Nothing kept.
+  Raised() noexcept = default;
+  Raised(const Raised&) = delete;
+  Raised& operator=(const Raised&) = delete;
+  Raised& operator=(Raised&&) = delete;
+  /// Takes what `other` kept (a library may return its caster by value).
+  Raised(Raised&& other) noexcept : error_(std::move(other.error_)), declined_(other.declined_) {
+    other.error_.reset();
+  }
+  /// Throws the kept exception that nanobind never took (see the class comment).
+  ~Raised() noexcept(false) {
+    if (DLPACKPP_UNLIKELY(error_.has_value()) && !declined_ && std::uncaught_exceptions() == 0)
+      rethrow();
+  }
   /// A loader's answer as from_python returns it. A pending exception: for nb::cast
   /// (cast_flags::manual) left pending and false, which nb::cast raises; otherwise kept here
   /// and true, so that nanobind takes the value and rethrow() raises it.
@@ -663,8 +721,12 @@ class Raised {
     error_.emplace();  // takes the pending exception
     return true;
   }
-  /// Whether the caster holds a value (no kept exception).
-  bool empty() const noexcept { return !error_.has_value(); }
+  /// Whether the caster holds a value (no kept exception); a container caster asks this, and
+  /// an exception kept is then dropped with the caster, not thrown.
+  bool empty() const noexcept {
+    declined_ = error_.has_value();
+    return !declined_;
+  }
   /// Throws the kept exception, if any.
   void rethrow() {
     if (DLPACKPP_UNLIKELY(error_.has_value())) {
@@ -676,7 +738,27 @@ class Raised {
 
  private:
   std::optional<python_error> error_;
+  mutable bool declined_ = false;
 };
+
+/// Runs a caster's `load` for from_python, which must not throw. The one exception that can
+/// pass `guarded` is the forced unwind that ends a daemon thread re-attaching while CPython
+/// shuts down (3.13 and older call pthread_exit there); it has no thread state, nanobind's
+/// dispatcher would catch it and touch Python, and glibc aborts the process where it is not
+/// rethrown. So the thread waits here for the process to end, as CPython 3.14 makes such
+/// threads do (PyThread_hang_thread).
+template <class Load>
+bool without_unwinding(Load&& load) noexcept {
+#if defined(__GLIBCXX__) && defined(__linux__)
+  try {
+    return load();
+  } catch (abi::__forced_unwind&) {
+    for (;;) pause();
+  }
+#else
+  return load();
+#endif
+}
 
 /// What the three argument casters share: how nanobind takes the loaded value (moved out, as
 /// NB_TYPE_CASTER does) and the kept producer exception, thrown when it does. `Caster::held()`
@@ -771,7 +853,8 @@ struct type_caster<::dlpackpp::TensorView>
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     dlpackpp_caster::translate_errors();
     park_ = dlpackpp_caster::Park{flags, cleanup};
-    return this->raised_.answer(view_.load(src.ptr(), park_.can_keep()), flags);
+    return dlpackpp_caster::without_unwinding(
+        [&] { return this->raised_.answer(view_.load(src.ptr(), park_.can_keep()), flags); });
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.
@@ -808,8 +891,10 @@ struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>>
   /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
   bool from_python(handle src, std::uint32_t flags, cleanup_list* /*cleanup*/) noexcept {
     dlpackpp_caster::translate_errors();
-    return this->raised_.answer(::dlpackpp::bindings::detail::import_owned(src.ptr(), value),
-                                flags);
+    return dlpackpp_caster::without_unwinding([&] {
+      return this->raised_.answer(::dlpackpp::bindings::detail::import_owned(src.ptr(), value),
+                                  flags);
+    });
   }
 
   /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
@@ -847,7 +932,8 @@ struct type_caster<::dlpackpp::TensorAccessor<T, N>>
   bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
     dlpackpp_caster::translate_errors();
     park_ = dlpackpp_caster::Park{flags, cleanup};
-    return this->raised_.answer(accessor_.load(src.ptr(), park_.can_keep()), flags);
+    return dlpackpp_caster::without_unwinding(
+        [&] { return this->raised_.answer(accessor_.load(src.ptr(), park_.can_keep()), flags); });
   }
 
   /// Refused at compile time: a borrowed value cannot be returned.

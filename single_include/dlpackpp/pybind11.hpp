@@ -19,8 +19,8 @@
 ///   parameters). Outside a bound function (`py::cast`) only a view that needs no keeping (a
 ///   dlpackpp.Tensor, a borrow through the exchange table) can be made: others raise cast_error.
 /// - A `dlpackpp::Error` thrown by a bound function reaches Python as set_python_error()
-///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): the casters
-///   register that translation the first time one of them runs in the module.
+///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): this header
+///   registers that translation when the module is loaded.
 /// - Returning a `TensorView` or a `TensorAccessor` is a compile error: nothing would own it.
 #pragma once
 
@@ -173,6 +173,7 @@ DLPACKPP_END_NAMESPACE
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_accessor.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
 
+#include <exception>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -184,19 +185,22 @@ namespace detail {
 // The owning handle python::try_from_dlpack returns (python/capsule.hpp defines it).
 using ::dlpackpp::python::ImportedTensor;
 
-/// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
-/// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
+/// Values no DLPack producer can be, declined before the type cache is asked: built-in values,
+/// so an overload set mixing tensors and numbers neither raises nor fills the cache with
+/// `float`, and classes, whose `__dlpack__` is an unbound method (`np.ndarray` itself): asking
+/// it would raise a TypeError that ends overload resolution before a later `object` overload.
 inline bool plainly_not_a_tensor(PyObject* src) noexcept {
   if (src == nullptr || src == Py_None || PyFloat_CheckExact(src)) return true;
-  // int (bool with it), str, bytes, tuple, list and dict types, subclasses included, carry one
+  // int (bool with it), str, bytes, tuple, list, dict and type, subclasses included, carry one
   // of these flags and tensor types none: one test lets a tensor past the comparisons below.
   constexpr unsigned long builtin = Py_TPFLAGS_LONG_SUBCLASS | Py_TPFLAGS_UNICODE_SUBCLASS |
                                     Py_TPFLAGS_BYTES_SUBCLASS | Py_TPFLAGS_TUPLE_SUBCLASS |
-                                    Py_TPFLAGS_LIST_SUBCLASS | Py_TPFLAGS_DICT_SUBCLASS;
+                                    Py_TPFLAGS_LIST_SUBCLASS | Py_TPFLAGS_DICT_SUBCLASS |
+                                    Py_TPFLAGS_TYPE_SUBCLASS;
   if (DLPACKPP_LIKELY(!PyType_HasFeature(Py_TYPE(src), builtin))) return false;
-  return PyBool_Check(src) || PyLong_CheckExact(src) || PyUnicode_CheckExact(src) ||
-         PyBytes_CheckExact(src) || PyTuple_CheckExact(src) || PyList_CheckExact(src) ||
-         PyDict_CheckExact(src);
+  return PyType_Check(src) || PyBool_Check(src) || PyLong_CheckExact(src) ||
+         PyUnicode_CheckExact(src) || PyBytes_CheckExact(src) || PyTuple_CheckExact(src) ||
+         PyList_CheckExact(src) || PyDict_CheckExact(src);
 }
 
 /// What a loader did with an argument.
@@ -210,7 +214,7 @@ enum class Loaded {
 /// set_python_error() (it may hold the argument alive through a traceback or an
 /// AttributeError's `obj`) and whatever is pending.
 DLPACKPP_COLD inline void forget(const Error& error) noexcept {
-  python::set_python_error(error);
+  python::discard_python_error(error);
   PyErr_Clear();
 }
 
@@ -226,27 +230,25 @@ DLPACKPP_COLD inline Loaded refuse(const Error& error) noexcept {
 }
 
 /// Runs `load`, raising MemoryError instead where describing an error throws (std::bad_alloc
-/// is the only exception python.hpp's non-throwing calls can raise).
+/// is the only exception python.hpp's non-throwing calls can raise). Nothing else is caught: a
+/// thread CPython ends at shutdown (3.13 and older call pthread_exit where a daemon thread
+/// re-attaches) unwinds through here with no thread state, and glibc aborts the process when
+/// that forced unwind is caught and not rethrown. Not noexcept, so it can pass.
 /// Inlined: a try block costs nothing until something throws, a call frame on every load.
 template <class Load>
-DLPACKPP_FORCE_INLINE Loaded guarded(Load&& load) noexcept {
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
-    return load();
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
+DLPACKPP_FORCE_INLINE Loaded guarded(Load&& load) {
+  DLPACKPP_DETAIL_TRY { return load(); }
+  DLPACKPP_DETAIL_CATCH(const std::exception&) {
     PyErr_Clear();
     PyErr_NoMemory();
-    return Loaded::raised;
   }
-#endif
+  return Loaded::raised;
 }
 
 /// Owning import into `out` (a ManagedTensor, or a LegacyManagedTensor, which refuses a
 /// READ_ONLY tensor: the legacy struct cannot say so), exactly as python::try_from_dlpack.
 template <class Handle>
-Loaded import_owned(PyObject* src, Handle& out) noexcept {
+Loaded import_owned(PyObject* src, Handle& out) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&] {
     Result<ImportedTensor> imported = python::try_from_dlpack(src);
@@ -325,7 +327,7 @@ class Kept {
 /// what `take` made of it, is used.
 template <Use U, class Take>
 DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage, Kept& kept,
-                                         bool keepable, Take&& take) noexcept {
+                                         bool keepable, Take&& take) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
     PyObject* keeper = nullptr;
@@ -351,18 +353,14 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
   if (view.dtype() != wanted || view.ndim() != N) return false;
   if (!std::is_const<T>::value && view.read_only()) return false;
   if (!view.device().is_host_accessible()) return false;
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  DLPACKPP_DETAIL_TRY {
     Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
     if (!accessor) return false;  // misaligned, packed sub-byte elements, overlapping writes
     out = *accessor;
     return true;
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {  // describing the refusal threw: a refusal all the same
-    return false;
   }
-#endif
+  DLPACKPP_DETAIL_CATCH(const std::exception&) {}  // describing the refusal threw: a refusal
+  return false;
 }
 
 /// A loaded `TensorView` argument as a caster holds it. A view borrowed through the exchange
@@ -385,7 +383,7 @@ class ViewArgument {
   ~ViewArgument() = default;
 
   /// Loads `src`, keeping what the view reads (see Kept); `keepable` as in import_view.
-  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
+  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
     return import_view<Use::view>(src, storage_, kept_, keepable, [&](TensorView& view) {
       view_.emplace(std::move(view));
@@ -425,7 +423,7 @@ class AccessorArgument {
   /// Loads `src` (dtype, rank, writability for a mutable T, host memory, alignment, one
   /// address per element for a mutable T); `keepable` as in import_view. A declined import is
   /// released here, before the next overload is tried.
-  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
+  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
                        // own sizes and strides
     constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
@@ -561,37 +559,61 @@ std::string view_refusal(const TensorView& view, const Parameter<TensorAccessor<
   return out;
 }
 
-/// Why `obj` does not fit a parameter of type P, without its name ("" when it fits).
-template <class P>
-std::string refusal_of(PyObject* obj) {
-  const bool table = obj != nullptr && python::exchange_api_of(obj) != nullptr;
-  if (plainly_not_a_tensor(obj) || (!table && PyObject_HasAttrString(obj, "__dlpack__") == 0)) {
-    const std::string type = obj != nullptr ? python::detail::type_name_of(obj) : "NULL";
-    return type + " is not a DLPack object";
+/// A failed import as a refusal's text, or, where the producer raised something other than
+/// "does not fit" (KeyboardInterrupt, SystemExit, MemoryError...), that Error, which
+/// set_python_error() re-raises unchanged.
+inline Result<std::string> refusal_from(const Error& error) {
+  if (!python::does_not_fit(error)) return error;
+  std::string out(message_of(error));
+  forget(error);
+  return out;
+}
+
+/// Whether `obj` speaks DLPack at all: its type has the exchange table or `obj` has a
+/// `__dlpack__`. Asked with PyObject_GetAttr, so an AttributeError is "no" and anything else
+/// its `__getattr__` raises comes back as an Error (never printed behind the caller's back, as
+/// PyObject_HasAttrString does).
+inline Result<bool> speaks_dlpack(PyObject* obj) {
+  if (python::exchange_api_of(obj) != nullptr) return true;
+  PyObject* method = PyObject_GetAttrString(obj, "__dlpack__");
+  if (method != nullptr) {
+    Py_DECREF(method);
+    return true;
   }
+  if (PyErr_ExceptionMatches(PyExc_AttributeError) == 0)
+    return python::detail::take_python_error(python::detail::type_name_of(obj) + ".__dlpack__");
+  PyErr_Clear();
+  return false;
+}
+
+/// Why `obj` does not fit a parameter of type P, without its name ("" when it fits); the
+/// producer is asked once.
+template <class P>
+Result<std::string> refusal_of(PyObject* obj) {
+  if (obj == nullptr) return std::string("NULL is not a DLPack object");
+  if (PyType_Check(obj)) {
+    return python::detail::type_name(obj) + " is a class, not a DLPack object (pass an instance)";
+  }
+  Result<bool> speaks = plainly_not_a_tensor(obj) ? Result<bool>(false) : speaks_dlpack(obj);
+  if (!speaks) return speaks.error();
+  if (!*speaks) return python::detail::type_name_of(obj) + " is not a DLPack object";
   if constexpr (Parameter<P>::borrows) {
     PyObject* keeper = nullptr;
     Result<TensorView> view = python::try_borrow_view(obj, keeper, options_for(Parameter<P>::use));
-    std::string out;
-    if (view) {
-      out = view_refusal(*view, Parameter<P>{});
-    } else {
-      out = message_of(view.error());
-      forget(view.error());
-    }
-    Py_XDECREF(keeper);
-    return out;
+    const python::detail::StolenRef lease(keeper);  // released after the view is read
+    if (!view) return refusal_from(view.error());
+    return view_refusal(*view, Parameter<P>{});
   } else {
-    P handle;
-    if (import_owned(obj, handle) == Loaded::yes) return {};
-    PyErr_Clear();
-    Result<ImportedTensor> imported = python::try_from_dlpack(obj);  // asked again, for why
-    if (!imported) {
-      std::string out(message_of(imported.error()));
-      forget(imported.error());
-      return out;
+    Result<ImportedTensor> imported = python::try_from_dlpack(obj);
+    if (!imported) return refusal_from(imported.error());
+    if constexpr (!std::is_same<P, ImportedTensor>::value) {
+#if DLPACKPP_HAS_VERSIONED  // else ImportedTensor is the legacy handle: the same type as P
+      const std::string seen = seen_as(imported->view());
+      if (!try_to_legacy(std::move(*imported)))
+        return "got " + seen + " (a LegacyManagedTensor cannot say READ_ONLY)";
+#endif
     }
-    return "got " + seen_as(imported->view()) + " (a LegacyManagedTensor cannot say READ_ONLY)";
+    return std::string();
   }
 }
 
@@ -601,14 +623,22 @@ std::string refusal_of(PyObject* obj) {
 /// `TensorAccessor<T, N>`, `ManagedTensor`, `LegacyManagedTensor`), as "<what the signature
 /// says P takes>: <what obj is>", e.g. "float32[*, *] writable: got float64[4, 4]",
 /// "float32[*, *] writable: got float32[4, 4] read-only", "tensor: int is not a DLPack
-/// object"; "" when it fits. Runs the casters' own loaders (so it may call `obj.__dlpack__`)
-/// and keeps nothing: what it imported is released, no Python exception is left pending.
-/// Expects the GIL held.
+/// object"; "" when it fits. Runs the casters' own loaders (so it asks `obj.__dlpack__` once)
+/// and keeps nothing: what it imported is released, no Python exception is left pending. What
+/// the producer raised other than "does not fit" (KeyboardInterrupt, SystemExit...) is the
+/// Error, which set_python_error() re-raises unchanged. Expects the GIL held.
+template <class P>
+Result<std::string> try_explain_refusal(PyObject* obj) {
+  Result<std::string> why = detail::refusal_of<P>(obj);
+  if (!why || why->empty()) return why;
+  return std::string(detail::Parameter<P>::name) + ": " + *why;
+}
+
+/// As try_explain_refusal, throwing the Error (a bound function that lets it propagate
+/// re-raises the producer's exception unchanged: the caster headers translate it).
 template <class P>
 std::string explain_refusal(PyObject* obj) {
-  std::string why = detail::refusal_of<P>(obj);
-  if (why.empty()) return why;
-  return std::string(detail::Parameter<P>::name) + ": " + why;
+  return try_explain_refusal<P>(obj).value();
 }
 
 }  // namespace bindings
@@ -645,6 +675,16 @@ inline void translate_errors() {
   });
 }
 
+/// Registers the translation as the module is loaded: its static initialization runs inside
+/// the import, on the importing thread, with the GIL held, so a bound function that throws a
+/// dlpackpp::Error before any dlpackpp caster has run is translated too. Loaded another way
+/// (linked into a program before Py_Initialize, or without the GIL), the casters register it
+/// on their first use instead.
+inline const bool translation_registered_at_load = [] {
+  if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) translate_errors();
+  return true;
+}();
+
 /// A loader's answer as pybind11 takes it: false declines; a pending Python exception is
 /// thrown (error_already_set), which pybind11 raises at once instead of trying more overloads.
 inline bool loaded(::dlpackpp::bindings::detail::Loaded answer) {
@@ -659,7 +699,7 @@ inline bool park(PyObject* capsule) noexcept {
   bool kept = true;
   try {
     loader_life_support::add_patient(capsule);
-  } catch (...) {  // cast_error: no call frame (py::cast outside a bound function)
+  } catch (const std::exception&) {  // cast_error: no call frame (py::cast outside a bound call)
     kept = false;
   }
   Py_DECREF(capsule);  // the frame holds its own reference; without one the tensor is released

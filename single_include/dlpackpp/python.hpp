@@ -112,7 +112,7 @@ namespace detail {
 using ::dlpackpp::detail::make_error;
 
 /// The pending Python exception, moved out of the interpreter and back. Trivially
-/// destructible on purpose (see PyErrorStash).
+/// destructible: whoever fetches it restores or clears it, with a thread state.
 struct RaisedError {
 #if PY_VERSION_HEX >= 0x030C0000
   PyObject* exc = nullptr;
@@ -124,6 +124,7 @@ struct RaisedError {
   void clear() noexcept { Py_CLEAR(exc); }
   bool empty() const noexcept { return exc == nullptr; }
   PyObject* value() const noexcept { return exc; }
+  PyObject* traceback() const noexcept { return PyException_GetTraceback(exc); }  // new ref
 #else
   PyObject* type = nullptr;
   PyObject* val = nullptr;
@@ -143,6 +144,12 @@ struct RaisedError {
   }
   bool empty() const noexcept { return type == nullptr; }
   PyObject* value() const noexcept { return val; }
+  // The fetched traceback: before 3.12 the value's __traceback__ lags behind the frames the
+  // exception has passed since it was raised.
+  PyObject* traceback() const noexcept {  // new ref
+    Py_XINCREF(tb);
+    return tb;
+  }
 #endif
 };
 
@@ -163,16 +170,91 @@ class PreserveError {
 
 // The last Python exception a try_ function turned into an Error, per thread, so that
 // set_python_error() re-raises the producer's own exception (type, message, traceback)
-// instead of a translation. The Error copy keeps its message alive, so identity of what()
-// cannot be confused with a later Error's. The exception references are deliberately not
-// released at thread exit (no GIL there).
-struct PyErrorStash {
-  std::optional<Error> error;
-  RaisedError raised;
-};
-inline PyErrorStash& error_stash() noexcept {
-  static thread_local PyErrorStash stash;
-  return stash;
+// instead of a translation. The Error copy (C++ only) is thread_local and keeps its message
+// alive, so identity of what() cannot be confused with a later Error's. The exception itself
+// lives in the thread state's dict, which CPython clears when the thread ends: what it holds
+// (its traceback's frames and their locals) goes with the thread, not with the process.
+inline std::optional<Error>& stashed_error() noexcept {
+  static thread_local std::optional<Error> error;
+  return error;
+}
+
+// The key of the stashed exception in the thread state's dict.
+inline constexpr const char* stash_key = "dlpackpp.raised";
+
+// Whether `error` is the stashed Error (the same message storage).
+inline bool is_stashed(const Error& error) noexcept {
+  const std::optional<Error>& stashed = stashed_error();
+  return stashed && stashed->what() == error.what();
+}
+
+// The stashed exception's value, borrowed from the thread state's dict, or NULL.
+inline PyObject* stashed_value() noexcept {
+  PyObject* dict = PyThreadState_GetDict();
+  PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
+#if PY_VERSION_HEX >= 0x030C0000
+  return kept;
+#else
+  return kept != nullptr ? PyTuple_GetItem(kept, 1) : nullptr;
+#endif
+}
+
+// Keeps `raised` (its references taken) as the stashed exception for `error`; where the thread
+// has no dict to keep it in, it is dropped and set_python_error() translates the Error.
+inline void stash(const Error& error, RaisedError& raised) noexcept {
+  stashed_error() = error;
+  PyObject* dict = PyThreadState_GetDict();
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* kept = raised.exc;
+  raised.exc = nullptr;
+#else
+  PyObject* kept = PyTuple_Pack(3, raised.type, raised.val != nullptr ? raised.val : Py_None,
+                                raised.tb != nullptr ? raised.tb : Py_None);
+  raised.clear();
+#endif
+  if (dict == nullptr || kept == nullptr || PyDict_SetItemString(dict, stash_key, kept) != 0) {
+    stashed_error().reset();
+    PyErr_Clear();
+  }
+  Py_XDECREF(kept);
+}
+
+// Drops the stashed exception, if any; a pending exception stays pending.
+inline void drop_stash() noexcept {
+  stashed_error().reset();
+  PyObject* dict = PyThreadState_GetDict();
+  if (dict == nullptr || PyDict_GetItemString(dict, stash_key) == nullptr) return;
+  RaisedError pending;
+  pending.fetch();
+  if (PyDict_DelItemString(dict, stash_key) != 0) PyErr_Clear();
+  if (!pending.empty()) pending.restore();
+}
+
+// Restores the stashed exception as the pending one and drops the stash; false where nothing
+// is stashed.
+inline bool restore_stash() noexcept {
+  PyObject* dict = PyThreadState_GetDict();
+  PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
+  if (kept == nullptr) return false;
+#if PY_VERSION_HEX >= 0x030C0000
+  Py_INCREF(kept);
+  PyErr_SetRaisedException(kept);
+#else
+  PyObject* type = PyTuple_GetItem(kept, 0);
+  PyObject* val = PyTuple_GetItem(kept, 1);
+  PyObject* tb = PyTuple_GetItem(kept, 2);
+  if (tb == Py_None) tb = nullptr;
+  Py_INCREF(type);
+  Py_INCREF(val);
+  Py_XINCREF(tb);
+  PyErr_Restore(type, val, tb);
+#endif
+  RaisedError pending;
+  pending.fetch();
+  if (PyDict_DelItemString(dict, stash_key) != 0) PyErr_Clear();
+  pending.restore();
+  stashed_error().reset();
+  return true;
 }
 
 // "__name__" of a type, for messages only (cold); a pending exception stays pending.
@@ -230,10 +312,7 @@ DLPACKPP_COLD inline Error take_python_error(std::string_view context) {
     message += text;
   }
   Error error(Errc::invalid_argument, message);
-  PyErrorStash& stash = error_stash();
-  stash.raised.clear();
-  stash.raised = raised;
-  stash.error = error;
+  stash(error, raised);
   return error;
 }
 
@@ -281,13 +360,16 @@ inline void raise_kind(std::string_view kind, std::string_view message) noexcept
 /// a wrong dtype or rank, ValueError for the rest. An Error that a try_ function made from a
 /// producer's Python exception re-raises that exception itself, unchanged.
 inline void set_python_error(const Error& error) noexcept {
-  detail::PyErrorStash& stash = detail::error_stash();
-  if (stash.error && !stash.raised.empty() && stash.error->what() == error.what()) {
-    stash.error.reset();
-    stash.raised.restore();
-    return;
-  }
+  if (detail::is_stashed(error) && detail::restore_stash()) return;
   PyErr_SetString(detail::exception_type_for(error.code()), error.what());
+}
+
+/// Drops the producer's Python exception that `error` keeps for set_python_error() (see
+/// try_from_dlpack), for a caller that handles `error` without raising it: until then, or
+/// until the thread's next such Error or the thread's end, the exception and what its
+/// traceback references stay alive. Nothing for any other Error.
+inline void discard_python_error(const Error& error) noexcept {
+  if (detail::is_stashed(error)) detail::drop_stash();
 }
 
 /// Whether `error` means "this object does not fit what was asked": dlpackpp's own checks
@@ -298,9 +380,8 @@ inline void set_python_error(const Error& error) noexcept {
 /// else instead should re-raise that (set_python_error does, unchanged). The binding casters
 /// decline only what fits this.
 inline bool does_not_fit(const Error& error) noexcept {
-  const detail::PyErrorStash& stash = detail::error_stash();
-  if (!stash.error || stash.raised.empty() || stash.error->what() != error.what()) return true;
-  PyObject* raised = stash.raised.value();
+  PyObject* raised = detail::is_stashed(error) ? detail::stashed_value() : nullptr;
+  if (raised == nullptr) return true;
   return PyErr_GivenExceptionMatches(raised, PyExc_BufferError) != 0 ||
          PyErr_GivenExceptionMatches(raised, PyExc_AttributeError) != 0;
 }
@@ -343,9 +424,10 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// What the Python layer needs to share state between threads without the GIL (a
 /// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
-/// published state, an object made lazily and published once, a function run once, and a
-/// relaxed read of a field CPython writes atomically there. On a GIL build each is what the code
-/// did before (a plain load, a plain store): the GIL already orders every access.
+/// published state, an object made lazily and published once, a function run once, a relaxed
+/// read of a field CPython writes atomically there, and an object's critical section. On a GIL
+/// build each is what the code did before (a plain load, a plain store, nothing): the GIL
+/// already orders every access.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 #if DLPACKPP_PYTHON_AVAILABLE
@@ -433,6 +515,36 @@ void run_once(OnceFlag& once, F&& init) {
 #endif
 }
 
+/// Holds `obj`'s critical section for its lifetime on a free-threaded build, so that what
+/// one thread reads and changes in `obj` (a capsule's name, pointer and destructor) is one step
+/// for every other thread that also holds it; nothing on a GIL build, where the GIL already
+/// makes it one step. RAII rather than the Py_BEGIN/END macro pair: an exception thrown inside
+/// (describing an error allocates) still ends the section.
+class CriticalSection {
+ public:
+  /// Enters `obj`'s critical section (free-threaded build).
+  explicit CriticalSection(PyObject* obj) noexcept {
+#if DLPACKPP_PY_FREE_THREADED
+    PyCriticalSection_Begin(&section_, obj);
+#else
+    static_cast<void>(obj);
+#endif
+  }
+  CriticalSection(const CriticalSection&) = delete;
+  CriticalSection& operator=(const CriticalSection&) = delete;
+  /// Leaves it.
+  ~CriticalSection() {
+#if DLPACKPP_PY_FREE_THREADED
+    PyCriticalSection_End(&section_);
+#endif
+  }
+
+ private:
+#if DLPACKPP_PY_FREE_THREADED
+  PyCriticalSection section_;
+#endif
+};
+
 /// A type's tp_version_tag, which CPython writes with relaxed atomic stores without the GIL.
 inline unsigned int version_tag_of(const PyTypeObject* tp) noexcept {
 #if !defined(Py_LIMITED_API)
@@ -458,7 +570,6 @@ DLPACKPP_END_NAMESPACE
 
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -594,10 +705,16 @@ inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
 /// try_from_capsule, with `legacy_flags` set on a tensor that came as `"dltensor"` (the
 /// flags the legacy struct cannot carry; the import route passes READ_ONLY on request), and
 /// the kind the producer was asked for (`expect_legacy`) looked up first.
+/// Every route that takes a capsule (try_from_capsule, try_from_dlpack, the borrow engine's
+/// lease) goes through here or lease_view, under the capsule's critical section: a producer
+/// may hand the same capsule to two threads at once (docs/python.md, decision 16), and "still
+/// fresh? rename it" must then be one step, so that exactly one thread takes the tensor and
+/// the other finds the capsule used.
 inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
                                              std::uint64_t legacy_flags,
                                              bool expect_legacy = false) {
   if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+  const CriticalSection one_taker(capsule);
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
 #if DLPACKPP_HAS_VERSIONED
   if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
@@ -658,6 +775,7 @@ Result<TensorView> view_and_lease(PyObject* capsule, DLTensor& tensor,
 // import_capsule.
 inline Result<TensorView> lease_view(PyObject* capsule, const ValidateOptions& options,
                                      std::uint64_t legacy_flags, bool expect_legacy) {
+  const CriticalSection one_taker(capsule);  // see import_capsule
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
   ValidateOptions with_flags = options;
 #if DLPACKPP_HAS_VERSIONED
@@ -683,19 +801,6 @@ inline Result<TensorView> lease_view(PyObject* capsule, const ValidateOptions& o
 /// released exactly once (the capsule stays renamed: ownership was taken).
 inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
                                                const ValidateOptions& options = {}) {
-#if DLPACKPP_PY_FREE_THREADED
-  // A capsule handed in may be shared: two threads consuming it at once make "still fresh?
-  // rename it" one step under the capsule's own lock, so one takes the tensor and the other
-  // finds the capsule used. (The import routes need no lock: `__dlpack__` makes a new capsule
-  // for each call, which only the calling thread sees.)
-  if (capsule != nullptr) {
-    std::optional<Result<ImportedTensor>> out;
-    Py_BEGIN_CRITICAL_SECTION(capsule);
-    out.emplace(detail::import_capsule(capsule, options, 0));
-    Py_END_CRITICAL_SECTION();
-    return std::move(*out);
-  }
-#endif
   return detail::import_capsule(capsule, options, 0);
 }
 
@@ -1696,15 +1801,31 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   return result;
 }
 
-// Whether the pending TypeError is about the keywords: it names one of those in `mask`, or
+// Whether `exc` passed through more than one Python frame on its way out of __dlpack__: then
+// code the producer ran raised it (a producer that calls back into an importer), not the
+// call's argument binding (no frame) or __dlpack__'s own body (one frame: a Python wrapper
+// around a C producer that rejects the keyword).
+inline bool raised_below_dlpack(const RaisedError& exc) {
+  PyObject* tb = exc.traceback();
+  PyObject* next = tb != nullptr ? PyObject_GetAttrString(tb, "tb_next") : nullptr;
+  const bool deeper = next != nullptr && next != Py_None;
+  Py_XDECREF(next);
+  Py_XDECREF(tb);
+  PyErr_Clear();
+  return deeper;
+}
+
+// Whether the pending TypeError is about the keywords: raised by the call itself or
+// __dlpack__'s own frame (see raised_below_dlpack), and naming one of those in `mask`, or
 // keyword arguments at all ("got an unexpected keyword argument 'max_version'", "takes no
-// keyword arguments"). Only that is a refusal of the newer protocol. Any other TypeError (a
-// re-entrant producer's own failure) is not retried, or each level of a producer that calls
-// back into the importer would double the calls.
+// keyword arguments"). Only that is a refusal of the newer protocol. Any other TypeError is not
+// retried: a re-entrant producer's TypeError from below, whatever it says, comes out of every
+// level, and a retry at each would double the calls per level.
 DLPACKPP_COLD inline bool refuses_keyword(Internals& in, unsigned mask) {
   RaisedError pending;
   pending.fetch();
-  PyObject* text = pending.value() != nullptr ? PyObject_Str(pending.value()) : nullptr;
+  PyObject* text =
+      !pending.empty() && !raised_below_dlpack(pending) ? PyObject_Str(pending.value()) : nullptr;
   PyObject* keyword = PyUnicode_FromString("keyword argument");
   bool named = text != nullptr && keyword != nullptr && PyUnicode_Contains(text, keyword) == 1;
   Py_XDECREF(keyword);

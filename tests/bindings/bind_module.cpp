@@ -211,4 +211,16 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
   m.def("mixed", [](TensorView) { return std::string("tensor"); });
   m.def("mixed", [](double) { return std::string("number"); });
   m.def("mixed", [](std::string) { return std::string("text"); });
+  // A class (np.ndarray itself) declines, so the object overload takes it.
+  m.def("which", [](TensorView) { return std::string("tensor"); });
+  m.def("which", [](bl::object) { return std::string("object"); });
+  // A dlpackpp::Error from a function with no dlpackpp parameter: translated all the same,
+  // also as the first call into a fresh module.
+  m.def("throw_error", [](bool read_only) {
+    throw dlpackpp::Error(read_only ? dlpackpp::Errc::read_only : dlpackpp::Errc::rank_mismatch,
+                          "thrown by a bound function");
+  });
+  m.def("why_legacy", [](bl::handle h) {
+    return dlpackpp::bindings::explain_refusal<dlpackpp::LegacyManagedTensor>(h.ptr());
+  });
 }

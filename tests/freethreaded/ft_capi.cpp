@@ -116,8 +116,12 @@ PyObject* spin(PyObject*, PyObject* args) {
       threads.emplace_back([&, obj] {
         const PyGILState_STATE state = PyGILState_Ensure();  // attach this thread
         ready.fetch_add(1);
-        while (ready.load() < static_cast<int>(items.size())) {
-        }
+        // Waits detached: an attached thread that spins stops the interpreter's
+        // stop-the-world pauses (a garbage collection another thread starts), and with as
+        // many threads as cores the ones still attaching never get to run.
+        Py_BEGIN_ALLOW_THREADS;
+        while (ready.load() < static_cast<int>(items.size())) std::this_thread::yield();
+        Py_END_ALLOW_THREADS;
         for (Py_ssize_t i = 0; i < calls; ++i) {
           bool ok = false;
           if (borrow) {

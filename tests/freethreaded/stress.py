@@ -14,6 +14,10 @@ accessors. Exports go into a queue that another thread takes them from, checks a
 deleters run on threads other than the one that exported. Every result is checked against what
 was made; every failure is counted by path and the first ones printed.
 
+Each round also hands one capsule to every thread at once (a producer whose __dlpack__ returns
+the same capsule each time, as decision 16 of docs/python.md allows for): whatever route each
+thread takes, exactly one of them may take or lease it, and the deleter runs once (ASan, TSan).
+
 Environment: DLPACKPP_FT_THREADS, DLPACKPP_FT_ITERATIONS, DLPACKPP_FT_MODULES (comma list,
 default ft_capi,ft_pybind11,ft_nanobind), DLPACKPP_FT_PEERS (comma list of numpy, torch;
 default: those importable; "none" under ThreadSanitizer, whose reports in uninstrumented
@@ -118,6 +122,18 @@ def producer(kind, n, dtype):
     return PRODUCER_TYPES[kind](inner)
 
 
+class OneCapsule:
+    """A producer that hands out one capsule, the same to every caller."""
+
+    __slots__ = ("capsule",)
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+
 # ---- the rounds ---------------------------------------------------------------------------
 failures = collections.Counter()
 first_failures = []
@@ -126,6 +142,7 @@ passed = threading.local()  # per thread: the checks that passed
 exports = queue.SimpleQueue()
 shared = [None]
 rounds = [0]
+one_capsule = [None, 0]  # the round's shared-capsule producer, how many threads took it
 
 
 def record(path, what):
@@ -152,8 +169,40 @@ def next_round():
     """The barrier's action (one thread, while the others wait): the round's shared tensor."""
     r = rounds[0]
     rounds[0] = r + 1
+    if r > 0 and one_capsule[1] != 1:
+        record("one capsule, every thread", "round %d: taken %d times" % (r - 1, one_capsule[1]))
     n, dtype = 3 + r % 13, DTYPES[r % 4]
     shared[0] = (capi.make(n, dtype), expected(n, dtype))
+    one_capsule[:] = [OneCapsule(capi.capsule(n, dtype, r % 2 == 0)), 0]
+
+
+def take_one_capsule(tid, it, want):
+    """This thread's try at the round's shared capsule, by a route that varies per thread and
+    round: a success is counted (exactly one per round); a refusal is expected."""
+    producer = one_capsule[0]
+    routes = [("capi.owned", capi.owned), ("capi.borrowed", capi.borrowed),
+              ("capi.reading", capi.reading),
+              ("capi.consume", lambda p: capi.consume(p.capsule))]
+    for m in casters:
+        # Not the typed overload set: an overload that leases the capsule and declines its
+        # dtype has used it up, and the round would have no taker to count.
+        routes += [(m.__name__ + ".owned", m.owned), (m.__name__ + ".view", m.view)]
+    path, route = routes[(tid * 3 + it) % len(routes)]
+    try:
+        got = route(producer)
+    except (ValueError, TypeError, BufferError) as e:
+        if "consumed" not in str(e) and "incompatible function arguments" not in str(e):
+            record("one capsule: " + path, "%s: %s" % (type(e).__name__, str(e).splitlines()[0]))
+        return
+    except Exception as e:  # noqa: BLE001 - every failure is counted and reported
+        record("one capsule: " + path, "%s: %s" % (type(e).__name__, e))
+        return
+    with lock:
+        one_capsule[1] += 1
+    if (got[0], float(got[1])) != want:
+        record("one capsule: " + path, "got %r, expected %r" % (got, want))
+    else:
+        passed.count += 1
 
 
 def export(path, kind, make, want):
@@ -201,6 +250,7 @@ def worker(tid, barrier):
         for it in range(ITERATIONS):
             barrier.wait()
             tensor, want = shared[0]
+            take_one_capsule(tid, it, want)
             # The shared tensor, from every thread at once.
             check("capi.borrowed(shared)", lambda: capi.borrowed(tensor), want)
             check("capi.owned(shared)", lambda: capi.owned(tensor), want)
@@ -269,6 +319,8 @@ def main():
     for t in threads:
         t.join()
     passed.count = 0
+    if not failures and one_capsule[1] != 1:
+        record("one capsule, every thread", "the last round: taken %d times" % one_capsule[1])
     take_exports(1 << 30)  # what is left, on the main thread
     totals.append(passed.count)
     elapsed = time.monotonic() - start

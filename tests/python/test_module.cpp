@@ -171,6 +171,19 @@ PyObject* from_capsule(PyObject*, PyObject* capsule) {
   return describe(t->view());
 }
 
+// import_refused(obj, discard) -> bool: try_from_dlpack, a failure handled without raising
+// (as a C++ caller that only logs it would), its producer exception dropped with
+// discard_python_error when `discard` is true and otherwise left to the thread's end.
+PyObject* import_refused(PyObject*, PyObject* args) {
+  PyObject* obj = nullptr;
+  int discard = 0;
+  if (PyArg_ParseTuple(args, "Op:import_refused", &obj, &discard) == 0) return nullptr;
+  Result<py::ImportedTensor> t = py::try_from_dlpack(obj);
+  if (t) Py_RETURN_TRUE;
+  if (discard != 0) py::discard_python_error(t.error());
+  Py_RETURN_FALSE;
+}
+
 // borrow(obj) -> dict, through try_borrow (the view lives only inside the callback).
 PyObject* borrow(PyObject*, PyObject* obj) {
   Result<PyObject*> d = py::try_borrow(obj, [](const TensorView& v) { return describe(v); });
@@ -574,6 +587,7 @@ PyMethodDef g_methods[] = {
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&import_tensor)),
      METH_VARARGS | METH_KEYWORDS, "try_from_dlpack, described"},
     {"from_capsule", &from_capsule, METH_O, "try_from_capsule, described"},
+    {"import_refused", &import_refused, METH_VARARGS, "try_from_dlpack failing, not raised"},
     {"borrow", &borrow, METH_O, "try_borrow, described"},
     {"borrow_calling", &borrow_calling, METH_VARARGS, "try_borrow calling back into Python"},
     {"borrow_write", &borrow_write, METH_VARARGS, "write element 0 through try_borrow"},

@@ -29,6 +29,7 @@
 #include "dlpackpp/tensor_accessor.hpp"
 #include "dlpackpp/tensor_view.hpp"
 
+#include <exception>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -40,19 +41,22 @@ namespace detail {
 // The owning handle python::try_from_dlpack returns (python/capsule.hpp defines it).
 using ::dlpackpp::python::ImportedTensor;
 
-/// Built-in values no DLPack producer can be: declined before the type cache is asked, so an
-/// overload set mixing tensors and numbers neither raises nor fills the cache with `float`.
+/// Values no DLPack producer can be, declined before the type cache is asked: built-in values,
+/// so an overload set mixing tensors and numbers neither raises nor fills the cache with
+/// `float`, and classes, whose `__dlpack__` is an unbound method (`np.ndarray` itself): asking
+/// it would raise a TypeError that ends overload resolution before a later `object` overload.
 inline bool plainly_not_a_tensor(PyObject* src) noexcept {
   if (src == nullptr || src == Py_None || PyFloat_CheckExact(src)) return true;
-  // int (bool with it), str, bytes, tuple, list and dict types, subclasses included, carry one
+  // int (bool with it), str, bytes, tuple, list, dict and type, subclasses included, carry one
   // of these flags and tensor types none: one test lets a tensor past the comparisons below.
   constexpr unsigned long builtin = Py_TPFLAGS_LONG_SUBCLASS | Py_TPFLAGS_UNICODE_SUBCLASS |
                                     Py_TPFLAGS_BYTES_SUBCLASS | Py_TPFLAGS_TUPLE_SUBCLASS |
-                                    Py_TPFLAGS_LIST_SUBCLASS | Py_TPFLAGS_DICT_SUBCLASS;
+                                    Py_TPFLAGS_LIST_SUBCLASS | Py_TPFLAGS_DICT_SUBCLASS |
+                                    Py_TPFLAGS_TYPE_SUBCLASS;
   if (DLPACKPP_LIKELY(!PyType_HasFeature(Py_TYPE(src), builtin))) return false;
-  return PyBool_Check(src) || PyLong_CheckExact(src) || PyUnicode_CheckExact(src) ||
-         PyBytes_CheckExact(src) || PyTuple_CheckExact(src) || PyList_CheckExact(src) ||
-         PyDict_CheckExact(src);
+  return PyType_Check(src) || PyBool_Check(src) || PyLong_CheckExact(src) ||
+         PyUnicode_CheckExact(src) || PyBytes_CheckExact(src) || PyTuple_CheckExact(src) ||
+         PyList_CheckExact(src) || PyDict_CheckExact(src);
 }
 
 /// What a loader did with an argument.
@@ -66,7 +70,7 @@ enum class Loaded {
 /// set_python_error() (it may hold the argument alive through a traceback or an
 /// AttributeError's `obj`) and whatever is pending.
 DLPACKPP_COLD inline void forget(const Error& error) noexcept {
-  python::set_python_error(error);
+  python::discard_python_error(error);
   PyErr_Clear();
 }
 
@@ -82,27 +86,25 @@ DLPACKPP_COLD inline Loaded refuse(const Error& error) noexcept {
 }
 
 /// Runs `load`, raising MemoryError instead where describing an error throws (std::bad_alloc
-/// is the only exception python.hpp's non-throwing calls can raise).
+/// is the only exception python.hpp's non-throwing calls can raise). Nothing else is caught: a
+/// thread CPython ends at shutdown (3.13 and older call pthread_exit where a daemon thread
+/// re-attaches) unwinds through here with no thread state, and glibc aborts the process when
+/// that forced unwind is caught and not rethrown. Not noexcept, so it can pass.
 /// Inlined: a try block costs nothing until something throws, a call frame on every load.
 template <class Load>
-DLPACKPP_FORCE_INLINE Loaded guarded(Load&& load) noexcept {
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
-    return load();
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
+DLPACKPP_FORCE_INLINE Loaded guarded(Load&& load) {
+  DLPACKPP_DETAIL_TRY { return load(); }
+  DLPACKPP_DETAIL_CATCH(const std::exception&) {
     PyErr_Clear();
     PyErr_NoMemory();
-    return Loaded::raised;
   }
-#endif
+  return Loaded::raised;
 }
 
 /// Owning import into `out` (a ManagedTensor, or a LegacyManagedTensor, which refuses a
 /// READ_ONLY tensor: the legacy struct cannot say so), exactly as python::try_from_dlpack.
 template <class Handle>
-Loaded import_owned(PyObject* src, Handle& out) noexcept {
+Loaded import_owned(PyObject* src, Handle& out) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&] {
     Result<ImportedTensor> imported = python::try_from_dlpack(src);
@@ -181,7 +183,7 @@ class Kept {
 /// what `take` made of it, is used.
 template <Use U, class Take>
 DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage, Kept& kept,
-                                         bool keepable, Take&& take) noexcept {
+                                         bool keepable, Take&& take) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
     PyObject* keeper = nullptr;
@@ -207,18 +209,14 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
   if (view.dtype() != wanted || view.ndim() != N) return false;
   if (!std::is_const<T>::value && view.read_only()) return false;
   if (!view.device().is_host_accessible()) return false;
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  DLPACKPP_DETAIL_TRY {
     Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
     if (!accessor) return false;  // misaligned, packed sub-byte elements, overlapping writes
     out = *accessor;
     return true;
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {  // describing the refusal threw: a refusal all the same
-    return false;
   }
-#endif
+  DLPACKPP_DETAIL_CATCH(const std::exception&) {}  // describing the refusal threw: a refusal
+  return false;
 }
 
 /// A loaded `TensorView` argument as a caster holds it. A view borrowed through the exchange
@@ -241,7 +239,7 @@ class ViewArgument {
   ~ViewArgument() = default;
 
   /// Loads `src`, keeping what the view reads (see Kept); `keepable` as in import_view.
-  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
+  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
     return import_view<Use::view>(src, storage_, kept_, keepable, [&](TensorView& view) {
       view_.emplace(std::move(view));
@@ -281,7 +279,7 @@ class AccessorArgument {
   /// Loads `src` (dtype, rank, writability for a mutable T, host memory, alignment, one
   /// address per element for a mutable T); `keepable` as in import_view. A declined import is
   /// released here, before the next overload is tried.
-  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) noexcept {
+  DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
                        // own sizes and strides
     constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;

@@ -83,37 +83,61 @@ std::string view_refusal(const TensorView& view, const Parameter<TensorAccessor<
   return out;
 }
 
-/// Why `obj` does not fit a parameter of type P, without its name ("" when it fits).
-template <class P>
-std::string refusal_of(PyObject* obj) {
-  const bool table = obj != nullptr && python::exchange_api_of(obj) != nullptr;
-  if (plainly_not_a_tensor(obj) || (!table && PyObject_HasAttrString(obj, "__dlpack__") == 0)) {
-    const std::string type = obj != nullptr ? python::detail::type_name_of(obj) : "NULL";
-    return type + " is not a DLPack object";
+/// A failed import as a refusal's text, or, where the producer raised something other than
+/// "does not fit" (KeyboardInterrupt, SystemExit, MemoryError...), that Error, which
+/// set_python_error() re-raises unchanged.
+inline Result<std::string> refusal_from(const Error& error) {
+  if (!python::does_not_fit(error)) return error;
+  std::string out(message_of(error));
+  forget(error);
+  return out;
+}
+
+/// Whether `obj` speaks DLPack at all: its type has the exchange table or `obj` has a
+/// `__dlpack__`. Asked with PyObject_GetAttr, so an AttributeError is "no" and anything else
+/// its `__getattr__` raises comes back as an Error (never printed behind the caller's back, as
+/// PyObject_HasAttrString does).
+inline Result<bool> speaks_dlpack(PyObject* obj) {
+  if (python::exchange_api_of(obj) != nullptr) return true;
+  PyObject* method = PyObject_GetAttrString(obj, "__dlpack__");
+  if (method != nullptr) {
+    Py_DECREF(method);
+    return true;
   }
+  if (PyErr_ExceptionMatches(PyExc_AttributeError) == 0)
+    return python::detail::take_python_error(python::detail::type_name_of(obj) + ".__dlpack__");
+  PyErr_Clear();
+  return false;
+}
+
+/// Why `obj` does not fit a parameter of type P, without its name ("" when it fits); the
+/// producer is asked once.
+template <class P>
+Result<std::string> refusal_of(PyObject* obj) {
+  if (obj == nullptr) return std::string("NULL is not a DLPack object");
+  if (PyType_Check(obj)) {
+    return python::detail::type_name(obj) + " is a class, not a DLPack object (pass an instance)";
+  }
+  Result<bool> speaks = plainly_not_a_tensor(obj) ? Result<bool>(false) : speaks_dlpack(obj);
+  if (!speaks) return speaks.error();
+  if (!*speaks) return python::detail::type_name_of(obj) + " is not a DLPack object";
   if constexpr (Parameter<P>::borrows) {
     PyObject* keeper = nullptr;
     Result<TensorView> view = python::try_borrow_view(obj, keeper, options_for(Parameter<P>::use));
-    std::string out;
-    if (view) {
-      out = view_refusal(*view, Parameter<P>{});
-    } else {
-      out = message_of(view.error());
-      forget(view.error());
-    }
-    Py_XDECREF(keeper);
-    return out;
+    const python::detail::StolenRef lease(keeper);  // released after the view is read
+    if (!view) return refusal_from(view.error());
+    return view_refusal(*view, Parameter<P>{});
   } else {
-    P handle;
-    if (import_owned(obj, handle) == Loaded::yes) return {};
-    PyErr_Clear();
-    Result<ImportedTensor> imported = python::try_from_dlpack(obj);  // asked again, for why
-    if (!imported) {
-      std::string out(message_of(imported.error()));
-      forget(imported.error());
-      return out;
+    Result<ImportedTensor> imported = python::try_from_dlpack(obj);
+    if (!imported) return refusal_from(imported.error());
+    if constexpr (!std::is_same<P, ImportedTensor>::value) {
+#if DLPACKPP_HAS_VERSIONED  // else ImportedTensor is the legacy handle: the same type as P
+      const std::string seen = seen_as(imported->view());
+      if (!try_to_legacy(std::move(*imported)))
+        return "got " + seen + " (a LegacyManagedTensor cannot say READ_ONLY)";
+#endif
     }
-    return "got " + seen_as(imported->view()) + " (a LegacyManagedTensor cannot say READ_ONLY)";
+    return std::string();
   }
 }
 
@@ -123,14 +147,22 @@ std::string refusal_of(PyObject* obj) {
 /// `TensorAccessor<T, N>`, `ManagedTensor`, `LegacyManagedTensor`), as "<what the signature
 /// says P takes>: <what obj is>", e.g. "float32[*, *] writable: got float64[4, 4]",
 /// "float32[*, *] writable: got float32[4, 4] read-only", "tensor: int is not a DLPack
-/// object"; "" when it fits. Runs the casters' own loaders (so it may call `obj.__dlpack__`)
-/// and keeps nothing: what it imported is released, no Python exception is left pending.
-/// Expects the GIL held.
+/// object"; "" when it fits. Runs the casters' own loaders (so it asks `obj.__dlpack__` once)
+/// and keeps nothing: what it imported is released, no Python exception is left pending. What
+/// the producer raised other than "does not fit" (KeyboardInterrupt, SystemExit...) is the
+/// Error, which set_python_error() re-raises unchanged. Expects the GIL held.
+template <class P>
+Result<std::string> try_explain_refusal(PyObject* obj) {
+  Result<std::string> why = detail::refusal_of<P>(obj);
+  if (!why || why->empty()) return why;
+  return std::string(detail::Parameter<P>::name) + ": " + *why;
+}
+
+/// As try_explain_refusal, throwing the Error (a bound function that lets it propagate
+/// re-raises the producer's exception unchanged: the caster headers translate it).
 template <class P>
 std::string explain_refusal(PyObject* obj) {
-  std::string why = detail::refusal_of<P>(obj);
-  if (why.empty()) return why;
-  return std::string(detail::Parameter<P>::name) + ": " + why;
+  return try_explain_refusal<P>(obj).value();
 }
 
 }  // namespace bindings

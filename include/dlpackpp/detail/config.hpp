@@ -23,6 +23,16 @@
     !(defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND))
 #error "DLPACKPP_USE_EXCEPTIONS=1 but the compiler has exceptions disabled"
 #endif
+// A try block whose handlers vanish without exceptions (nothing can throw then), so a body is
+// written once rather than cut by #if: DLPACKPP_DETAIL_TRY { ... } DLPACKPP_DETAIL_CATCH(T) {
+// ... }. A handler may not name the exception: without exceptions it is dead code, compiled.
+#if DLPACKPP_USE_EXCEPTIONS
+#define DLPACKPP_DETAIL_TRY try
+#define DLPACKPP_DETAIL_CATCH(x) catch (x)
+#else
+#define DLPACKPP_DETAIL_TRY if (true)
+#define DLPACKPP_DETAIL_CATCH(x) else if (false)
+#endif
 
 // Marks what a CUDA/HIP kernel may call; host-only code stays unannotated.
 #ifdef DLPACKPP_HOST_DEVICE

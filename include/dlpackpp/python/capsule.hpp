@@ -20,7 +20,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -156,10 +155,16 @@ inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
 /// try_from_capsule, with `legacy_flags` set on a tensor that came as `"dltensor"` (the
 /// flags the legacy struct cannot carry; the import route passes READ_ONLY on request), and
 /// the kind the producer was asked for (`expect_legacy`) looked up first.
+/// Every route that takes a capsule (try_from_capsule, try_from_dlpack, the borrow engine's
+/// lease) goes through here or lease_view, under the capsule's critical section: a producer
+/// may hand the same capsule to two threads at once (docs/python.md, decision 16), and "still
+/// fresh? rename it" must then be one step, so that exactly one thread takes the tensor and
+/// the other finds the capsule used.
 inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOptions& options,
                                              std::uint64_t legacy_flags,
                                              bool expect_legacy = false) {
   if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
+  const CriticalSection one_taker(capsule);
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
 #if DLPACKPP_HAS_VERSIONED
   if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
@@ -220,6 +225,7 @@ Result<TensorView> view_and_lease(PyObject* capsule, DLTensor& tensor,
 // import_capsule.
 inline Result<TensorView> lease_view(PyObject* capsule, const ValidateOptions& options,
                                      std::uint64_t legacy_flags, bool expect_legacy) {
+  const CriticalSection one_taker(capsule);  // see import_capsule
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
   ValidateOptions with_flags = options;
 #if DLPACKPP_HAS_VERSIONED
@@ -245,19 +251,6 @@ inline Result<TensorView> lease_view(PyObject* capsule, const ValidateOptions& o
 /// released exactly once (the capsule stays renamed: ownership was taken).
 inline Result<ImportedTensor> try_from_capsule(PyObject* capsule,
                                                const ValidateOptions& options = {}) {
-#if DLPACKPP_PY_FREE_THREADED
-  // A capsule handed in may be shared: two threads consuming it at once make "still fresh?
-  // rename it" one step under the capsule's own lock, so one takes the tensor and the other
-  // finds the capsule used. (The import routes need no lock: `__dlpack__` makes a new capsule
-  // for each call, which only the calling thread sees.)
-  if (capsule != nullptr) {
-    std::optional<Result<ImportedTensor>> out;
-    Py_BEGIN_CRITICAL_SECTION(capsule);
-    out.emplace(detail::import_capsule(capsule, options, 0));
-    Py_END_CRITICAL_SECTION();
-    return std::move(*out);
-  }
-#endif
   return detail::import_capsule(capsule, options, 0);
 }
 

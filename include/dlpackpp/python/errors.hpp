@@ -25,7 +25,7 @@ namespace detail {
 using ::dlpackpp::detail::make_error;
 
 /// The pending Python exception, moved out of the interpreter and back. Trivially
-/// destructible on purpose (see PyErrorStash).
+/// destructible: whoever fetches it restores or clears it, with a thread state.
 struct RaisedError {
 #if PY_VERSION_HEX >= 0x030C0000
   PyObject* exc = nullptr;
@@ -37,6 +37,7 @@ struct RaisedError {
   void clear() noexcept { Py_CLEAR(exc); }
   bool empty() const noexcept { return exc == nullptr; }
   PyObject* value() const noexcept { return exc; }
+  PyObject* traceback() const noexcept { return PyException_GetTraceback(exc); }  // new ref
 #else
   PyObject* type = nullptr;
   PyObject* val = nullptr;
@@ -56,6 +57,12 @@ struct RaisedError {
   }
   bool empty() const noexcept { return type == nullptr; }
   PyObject* value() const noexcept { return val; }
+  // The fetched traceback: before 3.12 the value's __traceback__ lags behind the frames the
+  // exception has passed since it was raised.
+  PyObject* traceback() const noexcept {  // new ref
+    Py_XINCREF(tb);
+    return tb;
+  }
 #endif
 };
 
@@ -76,16 +83,91 @@ class PreserveError {
 
 // The last Python exception a try_ function turned into an Error, per thread, so that
 // set_python_error() re-raises the producer's own exception (type, message, traceback)
-// instead of a translation. The Error copy keeps its message alive, so identity of what()
-// cannot be confused with a later Error's. The exception references are deliberately not
-// released at thread exit (no GIL there).
-struct PyErrorStash {
-  std::optional<Error> error;
-  RaisedError raised;
-};
-inline PyErrorStash& error_stash() noexcept {
-  static thread_local PyErrorStash stash;
-  return stash;
+// instead of a translation. The Error copy (C++ only) is thread_local and keeps its message
+// alive, so identity of what() cannot be confused with a later Error's. The exception itself
+// lives in the thread state's dict, which CPython clears when the thread ends: what it holds
+// (its traceback's frames and their locals) goes with the thread, not with the process.
+inline std::optional<Error>& stashed_error() noexcept {
+  static thread_local std::optional<Error> error;
+  return error;
+}
+
+// The key of the stashed exception in the thread state's dict.
+inline constexpr const char* stash_key = "dlpackpp.raised";
+
+// Whether `error` is the stashed Error (the same message storage).
+inline bool is_stashed(const Error& error) noexcept {
+  const std::optional<Error>& stashed = stashed_error();
+  return stashed && stashed->what() == error.what();
+}
+
+// The stashed exception's value, borrowed from the thread state's dict, or NULL.
+inline PyObject* stashed_value() noexcept {
+  PyObject* dict = PyThreadState_GetDict();
+  PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
+#if PY_VERSION_HEX >= 0x030C0000
+  return kept;
+#else
+  return kept != nullptr ? PyTuple_GetItem(kept, 1) : nullptr;
+#endif
+}
+
+// Keeps `raised` (its references taken) as the stashed exception for `error`; where the thread
+// has no dict to keep it in, it is dropped and set_python_error() translates the Error.
+inline void stash(const Error& error, RaisedError& raised) noexcept {
+  stashed_error() = error;
+  PyObject* dict = PyThreadState_GetDict();
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject* kept = raised.exc;
+  raised.exc = nullptr;
+#else
+  PyObject* kept = PyTuple_Pack(3, raised.type, raised.val != nullptr ? raised.val : Py_None,
+                                raised.tb != nullptr ? raised.tb : Py_None);
+  raised.clear();
+#endif
+  if (dict == nullptr || kept == nullptr || PyDict_SetItemString(dict, stash_key, kept) != 0) {
+    stashed_error().reset();
+    PyErr_Clear();
+  }
+  Py_XDECREF(kept);
+}
+
+// Drops the stashed exception, if any; a pending exception stays pending.
+inline void drop_stash() noexcept {
+  stashed_error().reset();
+  PyObject* dict = PyThreadState_GetDict();
+  if (dict == nullptr || PyDict_GetItemString(dict, stash_key) == nullptr) return;
+  RaisedError pending;
+  pending.fetch();
+  if (PyDict_DelItemString(dict, stash_key) != 0) PyErr_Clear();
+  if (!pending.empty()) pending.restore();
+}
+
+// Restores the stashed exception as the pending one and drops the stash; false where nothing
+// is stashed.
+inline bool restore_stash() noexcept {
+  PyObject* dict = PyThreadState_GetDict();
+  PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
+  if (kept == nullptr) return false;
+#if PY_VERSION_HEX >= 0x030C0000
+  Py_INCREF(kept);
+  PyErr_SetRaisedException(kept);
+#else
+  PyObject* type = PyTuple_GetItem(kept, 0);
+  PyObject* val = PyTuple_GetItem(kept, 1);
+  PyObject* tb = PyTuple_GetItem(kept, 2);
+  if (tb == Py_None) tb = nullptr;
+  Py_INCREF(type);
+  Py_INCREF(val);
+  Py_XINCREF(tb);
+  PyErr_Restore(type, val, tb);
+#endif
+  RaisedError pending;
+  pending.fetch();
+  if (PyDict_DelItemString(dict, stash_key) != 0) PyErr_Clear();
+  pending.restore();
+  stashed_error().reset();
+  return true;
 }
 
 // "__name__" of a type, for messages only (cold); a pending exception stays pending.
@@ -143,10 +225,7 @@ DLPACKPP_COLD inline Error take_python_error(std::string_view context) {
     message += text;
   }
   Error error(Errc::invalid_argument, message);
-  PyErrorStash& stash = error_stash();
-  stash.raised.clear();
-  stash.raised = raised;
-  stash.error = error;
+  stash(error, raised);
   return error;
 }
 
@@ -194,13 +273,16 @@ inline void raise_kind(std::string_view kind, std::string_view message) noexcept
 /// a wrong dtype or rank, ValueError for the rest. An Error that a try_ function made from a
 /// producer's Python exception re-raises that exception itself, unchanged.
 inline void set_python_error(const Error& error) noexcept {
-  detail::PyErrorStash& stash = detail::error_stash();
-  if (stash.error && !stash.raised.empty() && stash.error->what() == error.what()) {
-    stash.error.reset();
-    stash.raised.restore();
-    return;
-  }
+  if (detail::is_stashed(error) && detail::restore_stash()) return;
   PyErr_SetString(detail::exception_type_for(error.code()), error.what());
+}
+
+/// Drops the producer's Python exception that `error` keeps for set_python_error() (see
+/// try_from_dlpack), for a caller that handles `error` without raising it: until then, or
+/// until the thread's next such Error or the thread's end, the exception and what its
+/// traceback references stay alive. Nothing for any other Error.
+inline void discard_python_error(const Error& error) noexcept {
+  if (detail::is_stashed(error)) detail::drop_stash();
 }
 
 /// Whether `error` means "this object does not fit what was asked": dlpackpp's own checks
@@ -211,9 +293,8 @@ inline void set_python_error(const Error& error) noexcept {
 /// else instead should re-raise that (set_python_error does, unchanged). The binding casters
 /// decline only what fits this.
 inline bool does_not_fit(const Error& error) noexcept {
-  const detail::PyErrorStash& stash = detail::error_stash();
-  if (!stash.error || stash.raised.empty() || stash.error->what() != error.what()) return true;
-  PyObject* raised = stash.raised.value();
+  PyObject* raised = detail::is_stashed(error) ? detail::stashed_value() : nullptr;
+  if (raised == nullptr) return true;
   return PyErr_GivenExceptionMatches(raised, PyExc_BufferError) != 0 ||
          PyErr_GivenExceptionMatches(raised, PyExc_AttributeError) != 0;
 }

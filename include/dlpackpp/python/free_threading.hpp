@@ -2,9 +2,10 @@
 /// @file
 /// What the Python layer needs to share state between threads without the GIL (a
 /// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
-/// published state, an object made lazily and published once, a function run once, and a
-/// relaxed read of a field CPython writes atomically there. On a GIL build each is what the code
-/// did before (a plain load, a plain store): the GIL already orders every access.
+/// published state, an object made lazily and published once, a function run once, a relaxed
+/// read of a field CPython writes atomically there, and an object's critical section. On a GIL
+/// build each is what the code did before (a plain load, a plain store, nothing): the GIL
+/// already orders every access.
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
@@ -92,6 +93,36 @@ void run_once(OnceFlag& once, F&& init) {
   once.done.store(true, std::memory_order_release);
 #endif
 }
+
+/// Holds `obj`'s critical section for its lifetime on a free-threaded build, so that what
+/// one thread reads and changes in `obj` (a capsule's name, pointer and destructor) is one step
+/// for every other thread that also holds it; nothing on a GIL build, where the GIL already
+/// makes it one step. RAII rather than the Py_BEGIN/END macro pair: an exception thrown inside
+/// (describing an error allocates) still ends the section.
+class CriticalSection {
+ public:
+  /// Enters `obj`'s critical section (free-threaded build).
+  explicit CriticalSection(PyObject* obj) noexcept {
+#if DLPACKPP_PY_FREE_THREADED
+    PyCriticalSection_Begin(&section_, obj);
+#else
+    static_cast<void>(obj);
+#endif
+  }
+  CriticalSection(const CriticalSection&) = delete;
+  CriticalSection& operator=(const CriticalSection&) = delete;
+  /// Leaves it.
+  ~CriticalSection() {
+#if DLPACKPP_PY_FREE_THREADED
+    PyCriticalSection_End(&section_);
+#endif
+  }
+
+ private:
+#if DLPACKPP_PY_FREE_THREADED
+  PyCriticalSection section_;
+#endif
+};
 
 /// A type's tp_version_tag, which CPython writes with relaxed atomic stores without the GIL.
 inline unsigned int version_tag_of(const PyTypeObject* tp) noexcept {

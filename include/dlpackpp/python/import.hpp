@@ -185,15 +185,31 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   return result;
 }
 
-// Whether the pending TypeError is about the keywords: it names one of those in `mask`, or
+// Whether `exc` passed through more than one Python frame on its way out of __dlpack__: then
+// code the producer ran raised it (a producer that calls back into an importer), not the
+// call's argument binding (no frame) or __dlpack__'s own body (one frame: a Python wrapper
+// around a C producer that rejects the keyword).
+inline bool raised_below_dlpack(const RaisedError& exc) {
+  PyObject* tb = exc.traceback();
+  PyObject* next = tb != nullptr ? PyObject_GetAttrString(tb, "tb_next") : nullptr;
+  const bool deeper = next != nullptr && next != Py_None;
+  Py_XDECREF(next);
+  Py_XDECREF(tb);
+  PyErr_Clear();
+  return deeper;
+}
+
+// Whether the pending TypeError is about the keywords: raised by the call itself or
+// __dlpack__'s own frame (see raised_below_dlpack), and naming one of those in `mask`, or
 // keyword arguments at all ("got an unexpected keyword argument 'max_version'", "takes no
-// keyword arguments"). Only that is a refusal of the newer protocol. Any other TypeError (a
-// re-entrant producer's own failure) is not retried, or each level of a producer that calls
-// back into the importer would double the calls.
+// keyword arguments"). Only that is a refusal of the newer protocol. Any other TypeError is not
+// retried: a re-entrant producer's TypeError from below, whatever it says, comes out of every
+// level, and a retry at each would double the calls per level.
 DLPACKPP_COLD inline bool refuses_keyword(Internals& in, unsigned mask) {
   RaisedError pending;
   pending.fetch();
-  PyObject* text = pending.value() != nullptr ? PyObject_Str(pending.value()) : nullptr;
+  PyObject* text =
+      !pending.empty() && !raised_below_dlpack(pending) ? PyObject_Str(pending.value()) : nullptr;
   PyObject* keyword = PyUnicode_FromString("keyword argument");
   bool named = text != nullptr && keyword != nullptr && PyUnicode_Contains(text, keyword) == 1;
   Py_XDECREF(keyword);

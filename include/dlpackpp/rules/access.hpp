@@ -101,7 +101,8 @@ inline bool aligned_as(const void* first) noexcept {
 /// The overlap a write can see cheaply, as PyTorch's in-place operations refuse it: the
 /// first dimension whose stride is 0 over an extent above 1, or -1 (also for an empty
 /// tensor, which has no element to share, and for NULL strides, which are compact).
-/// Other overlaps, such as two dimensions with one stride, are not looked for.
+/// Other overlaps (two dimensions with one stride, or shape [3, 3] with strides (1, 2)) are
+/// not looked for: see docs/errors.md.
 inline int zero_stride_dim(const std::int64_t* shape, const std::int64_t* strides,
                            int ndim) noexcept {
   if (strides == nullptr) return -1;

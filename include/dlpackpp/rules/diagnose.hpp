@@ -215,34 +215,34 @@ inline Result<void> check_alignment(const DLTensor& t, std::uintptr_t first,
 /// (which its quick path does not take) is checked.
 DLPACKPP_COLD inline Result<void> diagnose(const DLTensor& t, const ValidateOptions& options,
                                            TensorFacts& facts) {
-#define DLPACKPP_DETAIL_TRY(expr)           \
+#define DLPACKPP_DETAIL_CHECK(expr)         \
   do {                                      \
     Result<void> dlpackpp_ok_ = (expr);     \
     if (!dlpackpp_ok_) return dlpackpp_ok_; \
   } while (false)
-  DLPACKPP_DETAIL_TRY(check_rank(t));
+  DLPACKPP_DETAIL_CHECK(check_rank(t));
   const DataType dtype(t.dtype);
-  DLPACKPP_DETAIL_TRY(check_dtype(dtype, options.flags));
-  DLPACKPP_DETAIL_TRY(check_device(Device(t.device)));
+  DLPACKPP_DETAIL_CHECK(check_dtype(dtype, options.flags));
+  DLPACKPP_DETAIL_CHECK(check_device(Device(t.device)));
   const Result<std::int64_t> counted = check_extents(t);
   if (!counted) return counted.error();
   const std::int64_t numel = *counted;
   const bool padded = (options.flags & flag::is_subbyte_type_padded) != 0;
-  DLPACKPP_DETAIL_TRY(check_byte_size(dtype, padded, numel));
-  DLPACKPP_DETAIL_TRY(check_strides_present(t, options.require_strides));
-  DLPACKPP_DETAIL_TRY(check_data(t, numel));
-  DLPACKPP_DETAIL_TRY(check_byte_offset(t));
+  DLPACKPP_DETAIL_CHECK(check_byte_size(dtype, padded, numel));
+  DLPACKPP_DETAIL_CHECK(check_strides_present(t, options.require_strides));
+  DLPACKPP_DETAIL_CHECK(check_data(t, numel));
+  DLPACKPP_DETAIL_CHECK(check_byte_offset(t));
   const auto ndim = static_cast<int>(t.ndim);
   const auto base = reinterpret_cast<std::uintptr_t>(t.data);
   const std::uintptr_t first = base + static_cast<std::uintptr_t>(t.byte_offset);
   if (numel > 0) {
     std::int64_t low = 0;
     std::int64_t high = 0;
-    DLPACKPP_DETAIL_TRY(check_reach(t, numel, low, high));
-    DLPACKPP_DETAIL_TRY(check_address_span(dtype, padded, first, low, high));
+    DLPACKPP_DETAIL_CHECK(check_reach(t, numel, low, high));
+    DLPACKPP_DETAIL_CHECK(check_address_span(dtype, padded, first, low, high));
   }
-  DLPACKPP_DETAIL_TRY(check_alignment(t, first, options.alignment));
-#undef DLPACKPP_DETAIL_TRY
+  DLPACKPP_DETAIL_CHECK(check_alignment(t, first, options.alignment));
+#undef DLPACKPP_DETAIL_CHECK
   facts.numel = numel;
   facts.contiguous = t.strides == nullptr || dense_in_order(t.shape, t.strides, ndim, false);
   return {};
