@@ -25,7 +25,7 @@ class DaemonThreadAtExit(unittest.TestCase):
     with no thread state (exit 139)."""
 
     SCRIPT = """
-        import threading, time
+        import sys, threading, time
         started = threading.Event()
 
         class Slow:
@@ -35,10 +35,11 @@ class DaemonThreadAtExit(unittest.TestCase):
                 raise BufferError("too late")
 
         class HoldsFinalizationOpen:
-            def __del__(self):
-                time.sleep(1.0)  # cleared with __main__: the daemon thread wakes meanwhile
+            def __del__(self, sleep=time.sleep):
+                sleep(1.0)  # the daemon thread wakes meanwhile and re-attaches
 
-        keep = HoldsFinalizationOpen()
+        # Modules are cleared after finalization began: this one's death holds it open.
+        sys.modules["holds_finalization_open"] = HoldsFinalizationOpen()
         threading.Thread(target=lambda: m.{call}(Slow()), daemon=True).start()
         started.wait()
         print("main thread done")
