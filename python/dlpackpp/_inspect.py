@@ -269,10 +269,10 @@ def inspect(obj):
 
 
 def _export_rules(out, asked, dev, problems):
-    """The rules that tie the capsule to what was asked and to __dlpack_device__."""
+    """The rules that tie the capsule to what was asked and to __dlpack_device__. A legacy
+    capsule for max_version is not one: a producer without 1.x may give it (the kit's P1
+    still reports it, as a SHOULD)."""
     name, version = out["capsule"], out["version"]
-    if asked and name == "dltensor":
-        problems.append(F.legacy_for_versioned(MAX_VERSION))
     if asked and version is not None and version[0] > MAX_VERSION[0]:
         problems.insert(0, F.major_above(MAX_VERSION, name, version))
     device = out["device"]

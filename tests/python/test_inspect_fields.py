@@ -51,9 +51,9 @@ class Fields(unittest.TestCase):
         self.assertEqual(r["alignment"], 256)
 
     def test_legacy_capsule_for_max_version(self):
+        # Allowed to a producer without DLPack 1.x (JAX 0.10 does it): no problem.
         r = dlpackpp.inspect(Producer(version=None))
-        self.assertEqual(r["capsule"], "dltensor")
-        self.assertEqual(r["problems"], [F.legacy_for_versioned((1, 3))])
+        self.assertEqual((r["capsule"], r["problems"]), ("dltensor", []))
 
 
 class Lifetime(unittest.TestCase):

@@ -66,7 +66,10 @@ class NumPy(unittest.TestCase):
         a = self.np.arange(6.0)
         a.flags.writeable = False
         try:
-            expected = a.__dlpack__()
+            try:
+                expected = a.__dlpack__(max_version=(1, 3))
+            except TypeError:
+                expected = a.__dlpack__()
         except BufferError as e:  # NumPy 1.x cannot say READ_ONLY: it refuses
             with self.assertRaises(BufferError) as caught:
                 dlpackpp.inspect(a)
@@ -74,8 +77,7 @@ class NumPy(unittest.TestCase):
             return
         del expected
         r = dlpackpp.inspect(a)
-        if r["version"] is not None:
-            self.assertIn("READ_ONLY", r["flags"])
+        self.assertIn("READ_ONLY", r["flags"])  # only a versioned capsule can say it
 
     def test_size_zero_and_zero_d(self):
         np = self.np
@@ -112,7 +114,7 @@ class Torch(unittest.TestCase):
         self.assertEqual(r["exchange_api"][0], 1)
         self.assertEqual((r["capsule"], r["version"][0], r["problems"]),
                          ("dltensor_versioned", 1, []))
-        self.assertIn("exchange_api  %d.%d" % r["exchange_api"], str(r))
+        self.assertRegex(str(r), r"exchange_api +%d\.%d" % r["exchange_api"])
 
     def test_bool_and_size_zero(self):
         torch = self.torch
