@@ -60,6 +60,21 @@ class _TableHeader(ctypes.Structure):
 _TableHeader._fields_ = [("version", _Version), ("prev_api", ctypes.POINTER(_TableHeader))]
 
 
+class _Table(ctypes.Structure):
+    # DLPackExchangeAPI of major 1: the header, then its function pointers in this order.
+    _fields_ = [("header", _TableHeader), ("managed_tensor_allocator", ctypes.c_void_p),
+                ("managed_tensor_from_py_object_no_sync", ctypes.c_void_p),
+                ("managed_tensor_to_py_object_no_sync", ctypes.c_void_p),
+                ("dltensor_from_py_object_no_sync", ctypes.c_void_p),
+                ("current_work_stream", ctypes.c_void_p)]
+
+
+# PYFUNCTYPE: the GIL stays held, as a capsule destructor holds it, and an exception the
+# producer sets is raised here, unchanged.
+_FromPyObject = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(ctypes.c_void_p))
+_Deleter = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
+
+
 class DType(tuple):
     """A tensor's DLDataType: (name, code, bits, lanes), also as attributes."""
 
@@ -78,7 +93,10 @@ class DType(tuple):
 
 KEYS = ("producer", "capsule", "version", "flags", "dtype", "ndim", "shape", "strides",
         "byte_offset", "data", "alignment", "device", "dlpack_device", "deleter",
-        "exchange_api", "problems")
+        "exchange_api", "exchange_import", "problems")
+#: What exchange_import holds: the fields the table's import gave, compared with __dlpack__'s.
+IMPORT_KEYS = ("version", "flags", "dtype", "ndim", "shape", "strides", "byte_offset", "data",
+               "device", "deleter")
 
 
 class Inspection(dict):
@@ -99,7 +117,11 @@ def _shown(key, value):
     if value is None:
         return {"producer": "(a bare capsule)", "version": "(legacy: none)",
                 "flags": "(legacy: none)", "dlpack_device": "(no __dlpack_device__)",
-                "exchange_api": "none", "strides": "NULL"}.get(key, "(not read)")
+                "exchange_api": "none", "strides": "NULL",
+                "exchange_import": "(no usable exchange table)"}.get(key, "(not read)")
+    if key == "exchange_import":
+        return "%s (managed_tensor_from_py_object_no_sync)" % (
+            "same tensor as __dlpack__" if value.get("same") else "differs: see problems")
     if key == "version" or key == "exchange_api":
         return "%d.%d" % value
     if key == "flags":
@@ -192,28 +214,74 @@ def _read_capsule(cap, out, problems):
 
 
 def _exchange_api(cls, problems):
-    """The version of cls's exchange table (its first header), or None."""
+    """(the version of cls's exchange table (its first header), its table of major 1), each
+    None where there is none."""
     api = getattr(cls, "__dlpack_c_exchange_api__", None)
     if api is None:
-        return None
+        return None, None
     if isinstance(api, int):
         problems.append(F.integer_table())
-        return None
+        return None, None
     if type(api) is not _CAPSULE_TYPE or _get_name(api) != b"dlpack_exchange_api":
         name = _get_name(api) if type(api) is _CAPSULE_TYPE else type(api).__name__
         problems.append(F.table_name(name.decode("utf-8", "replace")
                                      if isinstance(name, bytes) else name))
-        return None
-    head = _TableHeader.from_address(_get_pointer(api, b"dlpack_exchange_api"))
-    chain, link = [], head
+        return None, None
+    link = _TableHeader.from_address(_get_pointer(api, b"dlpack_exchange_api"))
+    chain, usable = [], None
     while len(chain) < 16:
         chain.append((link.version.major, link.version.minor))
+        if usable is None and link.version.major == 1:
+            usable = _Table.from_address(ctypes.addressof(link))
         if not link.prev_api:
             break
         link = link.prev_api.contents
-    if all(v[0] != 1 for v in chain):
+    if usable is None:
         problems.append(F.table_major(chain))
-    return chain[0]
+    return chain[0], usable
+
+
+def _exchange_import(table, obj, out, problems):
+    """The tensor the table's managed_tensor_from_py_object_no_sync gives (what a consumer
+    that takes the fast route is handed), compared with __dlpack__'s and released once."""
+    if not table.managed_tensor_from_py_object_no_sync:
+        problems.append(F.table_entry_null("managed_tensor_from_py_object_no_sync"))
+        return None
+    managed = ctypes.c_void_p()
+    rc = _FromPyObject(table.managed_tensor_from_py_object_no_sync)(obj, ctypes.byref(managed))
+    if rc != 0 or not managed.value:
+        problems.append(F.table_import_failed(rc))
+        return None
+    m = _ManagedVersioned.from_address(managed.value)
+    got, mine = {}, []
+    try:
+        got["version"] = (m.version.major, m.version.minor)
+        if m.version.major != 1:
+            mine.append(F.unknown_major(got["version"]))
+        else:
+            got["flags"], got["deleter"] = F.flag_names(m.flags), bool(m.deleter)
+            _read_tensor(m.dl_tensor, got, mine, got["version"])
+    finally:
+        # Ours to release: the deleter sits where every major keeps it (dlpack.h: "everything
+        # until this field [flags] stable, to ensure that deleter can be correctly called").
+        if m.deleter:
+            _Deleter(m.deleter)(managed.value)
+    problems += [F.in_table_import(p) for p in mine]
+    differs = [key for key in ("ndim", "shape", "dtype", "device") if got.get(key) != out[key]
+               and not (key == "shape" and not out["ndim"])]
+    for key in differs:
+        problems.append(F.import_differs(key, got.get(key), out[key]))
+    first = [f["data"] + f["byte_offset"] if f.get("data") is not None else None
+             for f in (got, out)]
+    if not differs and first[0] != first[1]:
+        problems.append(F.import_starts(first[0], first[1]))
+    read_only = ["READ_ONLY" in (f.get("flags") or ()) for f in (got, out)]
+    if out["flags"] is not None and read_only[0] != read_only[1]:
+        problems.append(F.import_differs("READ_ONLY", read_only[0], read_only[1]))
+    result = dict((key, got.get(key)) for key in IMPORT_KEYS)
+    result["same"] = not mine and not differs and first[0] == first[1] and (
+        out["flags"] is None or read_only[0] == read_only[1])
+    return result
 
 
 def _device_pair(obj, problems):
@@ -254,7 +322,7 @@ def inspect(obj):
     out["producer"] = cls.__qualname__ if module in (None, "builtins") else "%s.%s" % (
         module, cls.__qualname__)
     # Before __dlpack__: were it to raise after, the traceback would keep the capsule alive.
-    out["exchange_api"] = _exchange_api(cls, problems)
+    out["exchange_api"], table = _exchange_api(cls, problems)
     out["dlpack_device"] = dev = _device_pair(obj, problems)
     cap, asked = _export(obj)
     try:
@@ -265,6 +333,8 @@ def inspect(obj):
     finally:
         del cap  # the capsule's destructor runs the producer's deleter, once, here
     _export_rules(out, asked, dev, problems)
+    if table is not None and out["device"] is not None:
+        out["exchange_import"] = _exchange_import(table, obj, out, problems)
     return out
 
 

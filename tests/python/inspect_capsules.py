@@ -134,6 +134,46 @@ class Producer:
         return sum(c.deleted for c in self.made)
 
 
+FROM_PY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+
+
+class Header(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                ("prev_api", ctypes.c_void_p)]
+
+
+class Table(ctypes.Structure):
+    _fields_ = [("header", Header), ("allocator", ctypes.c_void_p), ("from_py", FROM_PY),
+                ("to_py", ctypes.c_void_p), ("borrow", ctypes.c_void_p),
+                ("stream", ctypes.c_void_p)]
+
+
+def table_producer(rc=0, **fields):
+    """A Producer type with a DLPack 1.3 exchange table whose managed_tensor_from_py_object
+    gives Capsule(**fields)'s struct (or returns `rc` without a tensor where rc != 0); the
+    type's `imports` lists those Capsules, to count their deleters."""
+    imports = []
+
+    def from_py(_, out):
+        if rc:
+            return rc
+        made = Capsule(**fields)
+        _KEEP.append(made)
+        imports.append(made)
+        out[0] = ctypes.addressof(made.struct)
+        return 0
+
+    table = Table(Header(1, 3, None), 0x1, FROM_PY(from_py), 0x1, None, 0x1)
+    table.keep = table.from_py
+    _KEEP.append(table)
+    capsule = _new(ctypes.addressof(table), _name(b"dlpack_exchange_api"), _NO_DESTRUCTOR)
+    return type("TableProducer", (Producer,), {"__dlpack_c_exchange_api__": capsule,
+                                               "imports": imports})
+
+
+_NO_DESTRUCTOR = DESTRUCTOR(lambda _: None)
+
+
 def skip_script(why):
     """Skips the whole script: CTest reads the marker through SKIP_REGULAR_EXPRESSION."""
     print("DLPACKPP_TEST_SKIPPED: " + why)

@@ -6,7 +6,7 @@ run exactly once for what __dlpack__ hands over. Needs no framework and no compi
 import gc
 import unittest
 
-from inspect_capsules import WILD, Capsule, Producer, main
+from inspect_capsules import WILD, Capsule, Producer, main, table_producer
 
 import dlpackpp
 from dlpackpp.conformance import _fields as F
@@ -233,6 +233,27 @@ class ExchangeTable(unittest.TestCase):
         self.assertEqual((r["exchange_api"], r["problems"]),
                          (None, [F.table_name("dlpack_exchange_api_v0")]))
         del Misnamed.__dlpack_c_exchange_api__
+
+    def test_import_through_the_table(self):
+        kind = table_producer(shape=(2, 3))
+        p = kind(shape=(2, 3))
+        r = dlpackpp.inspect(p)
+        self.assertEqual((r["exchange_api"], r["problems"]), ((1, 3), []))
+        self.assertEqual(r["exchange_import"]["shape"], (2, 3))
+        self.assertTrue(r["exchange_import"]["same"])
+        self.assertIn("same tensor as __dlpack__", str(r))
+        # Each route's tensor released exactly once, before inspect returned.
+        self.assertEqual((p.deleted(), [c.deleted for c in kind.imports]), (1, [1]))
+
+    def test_table_import_that_differs_or_fails(self):
+        p = table_producer(shape=(1, 3), data=0x2000)(shape=(2, 3))
+        r = dlpackpp.inspect(p)
+        self.assertFalse(r["exchange_import"]["same"])
+        self.assertEqual(r["problems"], [F.import_differs("shape", (1, 3), (2, 3))])
+        p = table_producer(data=0x2000)()
+        self.assertEqual(dlpackpp.inspect(p)["problems"], [F.import_starts(0x2000, 0x1000)])
+        r = dlpackpp.inspect(table_producer(rc=-1)())
+        self.assertEqual((r["exchange_import"], r["problems"]), (None, [F.table_import_failed(-1)]))
 
 
 if __name__ == "__main__":

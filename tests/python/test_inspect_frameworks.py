@@ -107,13 +107,18 @@ class Torch(unittest.TestCase):
         r = dlpackpp.inspect(torch.ones(2, 3))
         table = getattr(torch.Tensor, "__dlpack_c_exchange_api__", None)
         if table is None:  # PyTorch before its DLPack 1.3 exchange table (1.13 has none)
-            self.assertIsNone(r["exchange_api"])
-            self.assertEqual(r["capsule"], "dltensor" if version_of(torch) < (2, 4) else
-                             r["capsule"])
+            self.assertEqual((r["exchange_api"], r["exchange_import"]), (None, None))
+            if version_of(torch) < (2, 4):  # no max_version yet: the legacy protocol
+                self.assertEqual(r["capsule"], "dltensor")
             return
         self.assertEqual(r["exchange_api"][0], 1)
         self.assertEqual((r["capsule"], r["version"][0], r["problems"]),
                          ("dltensor_versioned", 1, []))
+        # Through the table: the same tensor as __dlpack__, a transposed slice included.
+        t = torch.arange(12.0).reshape(3, 4).t()[1:]
+        r = dlpackpp.inspect(t)
+        self.assertTrue(r["exchange_import"]["same"], r)
+        self.assertEqual(r["exchange_import"]["strides"], tuple(t.stride()))
         self.assertRegex(str(r), r"exchange_api +%d\.%d" % r["exchange_api"])
 
     def test_bool_and_size_zero(self):
@@ -153,6 +158,7 @@ class BrokenProducers(unittest.TestCase):
     def test_conforming(self):
         a, r = self.inspect(None)
         self.assertEqual((r["problems"], r["exchange_api"], r["strides"]), ([], (1, 3), (4, 1)))
+        self.assertTrue(r["exchange_import"]["same"])
         _, r = self.inspect(None, read_only=True)
         self.assertEqual(r["flags"], ("READ_ONLY",))
         _, r = self.inspect("P6", read_only=True)  # read-only memory without the flag
@@ -166,6 +172,8 @@ class BrokenProducers(unittest.TestCase):
         _, r = self.inspect("X1")
         self.assertEqual((r["exchange_api"], r["problems"]),
                          (None, [F.table_name("dlpack_exchange_api_v0")]))
+        _, r = self.inspect("X3")  # the table's import shrinks the first extent
+        self.assertEqual(r["problems"], [F.import_differs("shape", (2, 4), (3, 4))])
         _, r = self.inspect("X2")
         self.assertEqual(r["exchange_api"][0], 2)
         self.assertEqual(r["problems"], [F.table_major([r["exchange_api"]])])

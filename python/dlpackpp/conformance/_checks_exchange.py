@@ -88,12 +88,12 @@ def _same(out, label, fa, fb, what):
     keys = ("ndim", "shape", "dtype", "device")
     for key in keys:
         if fa[key] != fb[key] and not (key == "shape" and not fa["ndim"]):
-            out.add(False, "MUST", HDR + ": the table's import equals __dlpack__'s",
-                    "%s: %s %s is %s, __dlpack__ gave %s" % (label, what, key, fa[key], fb[key]))
+            out.add(False, "MUST", F.IMPORT_RULE,
+                    "%s: %s" % (label, F.import_differs(key, fa[key], fb[key], what)))
             return
     first = (fa["data"] + fa["byte_offset"], fb["data"] + fb["byte_offset"])
-    out.add(first[0] == first[1], "MUST", HDR + ": the table's import equals __dlpack__'s",
-            "%s: %s starts at %#x, __dlpack__ at %#x" % (label, what, first[0], first[1]))
+    out.add(first[0] == first[1], "MUST", F.IMPORT_RULE,
+            "%s: %s" % (label, F.import_starts(first[0], first[1], what)))
 
 
 @check("X3", "MUST", HDR + ": managed_tensor_from_py_object_no_sync (and the borrow) describe "

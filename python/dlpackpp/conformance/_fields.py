@@ -223,6 +223,42 @@ def integer_table():
     return "an integer exchange table (the 1.2 form)"
 
 
+TABLE_ENTRY_RULE = TABLE + ": 'This function must not be NULL'"
+
+
+def table_entry_null(entry):
+    """A required entry of the exchange table is NULL."""
+    return "the exchange table's %s is NULL" % entry
+
+
+def table_import_failed(rc):
+    """managed_tensor_from_py_object_no_sync failed without raising."""
+    return ("the exchange table's managed_tensor_from_py_object_no_sync returned %d with no "
+            "Python exception set" % rc)
+
+
+IMPORT_RULE = TABLE + ": the table's import equals __dlpack__'s"
+
+
+def in_table_import(problem):
+    """A field rule the table's import breaks (the sentence of that rule)."""
+    return "the exchange table's import: " + problem
+
+
+def import_differs(key, got, want, what="the table's import"):
+    """The table's import (or borrow) and __dlpack__ disagree on one field."""
+    return "%s %s is %s, __dlpack__ gave %s" % (what, key, got, want)
+
+
+def import_starts(got, want, what="the table's import"):
+    """The table's import (or borrow) starts elsewhere than __dlpack__'s tensor."""
+    return "%s starts at %s, __dlpack__ at %s" % (what, _address(got), _address(want))
+
+
+def _address(value):
+    return "%#x" % value if isinstance(value, int) else str(value)
+
+
 TABLE_MAJOR_RULE = TABLE + ": the consumer must find its major version"
 
 
