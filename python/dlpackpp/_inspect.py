@@ -125,7 +125,7 @@ def _shown(key, value):
     if key == "version" or key == "exchange_api":
         return "%d.%d" % value
     if key == "flags":
-        return " | ".join(value) if value else "0"
+        return " | ".join(value) if value else "none set"
     if key == "dtype":
         return "%s (code %d, bits %d, lanes %d)" % value
     if key == "data":

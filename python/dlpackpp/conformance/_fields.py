@@ -195,7 +195,7 @@ DEVICE_PAIR_RULE = PY + ": __dlpack_device__ returns a pair of ints"
 
 def device_not_pair(dev):
     """__dlpack_device__() returned something else than a pair of ints."""
-    return "__dlpack_device__() returned %r" % (dev,)
+    return "__dlpack_device__() returned %r, not a pair of ints" % (dev,)
 
 
 DEVICE_AGREES_RULE = PY + ": __dlpack_device__ equals the capsule's device"
@@ -203,7 +203,7 @@ DEVICE_AGREES_RULE = PY + ": __dlpack_device__ equals the capsule's device"
 
 def device_differs(dev, device):
     """__dlpack_device__() and the capsule's device disagree."""
-    return "__dlpack_device__() %r, capsule device %s" % (dev, tuple(device))
+    return "__dlpack_device__() says %r, the capsule's device is %s" % (dev, tuple(device))
 
 
 TABLE_NAME_RULE = TABLE + ": capsule name"
