@@ -87,6 +87,10 @@ class DType(tuple):
     def __new__(cls, code, bits, lanes):
         return tuple.__new__(cls, (F.dtype_name(code, bits, lanes), code, bits, lanes))
 
+    def __getnewargs__(self):
+        # What __new__ takes (the name is derived): pickle and copy rebuild it from these.
+        return self[1:]
+
     def __repr__(self):
         return "DType(name=%r, code=%d, bits=%d, lanes=%d)" % self
 

@@ -3,7 +3,10 @@
 NULL strides and data, wild fields of another major, producers that raise, and the deleter
 run exactly once for what __dlpack__ hands over. Needs no framework and no compiler."""
 
+import copy
 import gc
+import json
+import pickle
 import unittest
 
 from inspect_capsules import WILD, Capsule, Producer, main, table_producer
@@ -37,6 +40,10 @@ class Fields(unittest.TestCase):
             self.assertIn(key, text)
         self.assertIn("READ_ONLY", text)
         self.assertIn("kDLCPU", text)
+        # A plain record: it copies, pickles and serializes like the dict it is.
+        self.assertEqual(pickle.loads(pickle.dumps(r)), r)
+        self.assertEqual(copy.deepcopy(r)["dtype"].name, "bool")
+        self.assertEqual(json.loads(json.dumps(r))["dtype"], ["bool", 6, 8, 1])
 
     def test_legacy_fallback_on_type_error(self):
         p = Producer(legacy_only=True)
