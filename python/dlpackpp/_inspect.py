@@ -107,7 +107,7 @@ class Inspection(dict):
     """What dlpackpp.inspect found: a dict of KEYS whose str() is a readable table."""
 
     def __str__(self):
-        rows = [(key, _shown(key, self[key])) for key in KEYS if key != "problems"]
+        rows = [(key, _shown(key, self[key], self)) for key in KEYS if key != "problems"]
         width = max(len(key) for key, _ in rows) + 2
         lines = ["%s%s" % (key.ljust(width), text) for key, text in rows]
         problems = self["problems"]
@@ -116,12 +116,14 @@ class Inspection(dict):
         return "\n".join(lines)
 
 
-def _shown(key, value):
-    # None means "not in this capsule or not read"; say which where the table would mislead.
+def _shown(key, value, record):
+    # None means "not in this capsule" or "not read": say which, where the table would mislead.
     if value is None:
-        return {"producer": "(a bare capsule)", "version": "(legacy: none)",
-                "flags": "(legacy: none)", "dlpack_device": "(no __dlpack_device__)",
-                "exchange_api": "none", "strides": "NULL",
+        legacy = "(legacy: none)" if record["capsule"] == "dltensor" else "(not read)"
+        return {"producer": "(a bare capsule)", "version": legacy, "flags": legacy,
+                "dlpack_device": "(a bare capsule)" if record["producer"] is None else
+                "(no __dlpack_device__)", "exchange_api": "none",
+                "strides": "NULL" if record["dtype"] is not None else "(not read)",
                 "exchange_import": "(no usable exchange table)"}.get(key, "(not read)")
     if key == "exchange_import":
         return "%s (managed_tensor_from_py_object_no_sync)" % (

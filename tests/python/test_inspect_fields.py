@@ -137,6 +137,8 @@ class Names(unittest.TestCase):
             self.assert_unread(r)
             self.assertEqual(r["problems"], [F.capsule_name(name.decode())])
             self.assertIn(name.decode(), str(r))
+            self.assertNotIn("legacy", str(r))
+            self.assertNotIn("NULL", str(r))
 
     def test_wrong_name_from_a_producer(self):
         p = Producer(name=b"tensor")
@@ -260,7 +262,8 @@ class ExchangeTable(unittest.TestCase):
         p = table_producer(data=0x2000)()
         self.assertEqual(dlpackpp.inspect(p)["problems"], [F.import_starts(0x2000, 0x1000)])
         r = dlpackpp.inspect(table_producer(rc=-1)())
-        self.assertEqual((r["exchange_import"], r["problems"]), (None, [F.table_import_failed(-1)]))
+        self.assertEqual((r["exchange_import"], r["problems"]),
+                         (None, [F.table_import_failed(-1)]))
 
 
 if __name__ == "__main__":
