@@ -121,6 +121,25 @@ class Torch(unittest.TestCase):
         self.assertEqual(r["exchange_import"]["strides"], tuple(t.stride()))
         self.assertRegex(str(r), r"exchange_api +%d\.%d" % r["exchange_api"])
 
+    def test_capsule_torch_consumed(self):
+        torch = self.torch
+        from torch.utils.dlpack import from_dlpack
+        t = torch.arange(4.0)
+        capsules = [t.__dlpack__()]
+        try:
+            capsules.append(t.__dlpack__(max_version=(1, 3)))
+        except TypeError:  # PyTorch 1.13: legacy capsules only
+            pass
+        for cap in capsules:
+            r = dlpackpp.inspect(cap)  # read, not consumed: PyTorch can still take it
+            self.assertEqual((r["producer"], r["shape"], r["problems"]), (None, (4,), []))
+            name = r["capsule"]
+            y = from_dlpack(cap)
+            self.assertEqual(y.tolist(), [0.0, 1.0, 2.0, 3.0])
+            r = dlpackpp.inspect(cap)
+            self.assertEqual((r["capsule"], r["shape"]), ("used_" + name, None))
+            self.assertEqual(r["problems"], [F.consumed("used_" + name)])
+
     def test_bool_and_size_zero(self):
         torch = self.torch
         bool_dtype(self, torch.zeros(2, dtype=torch.bool))
