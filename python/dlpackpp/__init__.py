@@ -6,7 +6,9 @@ pass get_include() to the compiler, or point CMake at get_cmake_dir()
 (``-Ddlpackpp_DIR=$(python -m dlpackpp --cmakedir)``) and link ``dlpackpp::dlpackpp``.
 
 ``inspect(obj)`` shows what a DLPack consumer of ``obj`` would be handed, field by field,
-with the rules it breaks (see docs/inspect.md). It also carries the DLPack conformance kit, ``python -m dlpackpp.conformance`` (see
+with the rules it breaks (see docs/inspect.md); it needs no compiler.
+
+It also carries the DLPack conformance kit, ``python -m dlpackpp.conformance`` (see
 docs/conformance.md), which compiles its small probe against these headers on first use.
 
 This module holds no code of the C++ layer. The ``dlpackpp.Tensor`` objects that extensions
