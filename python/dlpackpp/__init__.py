@@ -5,6 +5,9 @@ dlpackpp is a header-only C++17 library; this package only carries it and says w
 pass get_include() to the compiler, or point CMake at get_cmake_dir()
 (``-Ddlpackpp_DIR=$(python -m dlpackpp --cmakedir)``) and link ``dlpackpp::dlpackpp``.
 
+``inspect(obj)`` shows what a DLPack consumer of ``obj`` would be handed, field by field,
+with the rules it breaks (see docs/inspect.md); it needs no compiler.
+
 It also carries the DLPack conformance kit, ``python -m dlpackpp.conformance`` (see
 docs/conformance.md), which compiles its small probe against these headers on first use.
 
@@ -16,7 +19,9 @@ package neither creates nor replaces it.
 
 import os
 
-__all__ = ["get_include", "get_cmake_dir", "get_pkgconfig_dir"]
+from ._inspect import inspect
+
+__all__ = ["get_include", "get_cmake_dir", "get_pkgconfig_dir", "inspect"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -5,6 +5,7 @@ walked and called through the probe, and what it gives is compared with __dlpack
 import numpy as np
 
 from ._build import probe
+from . import _fields as F
 from ._checks import check, new
 from ._checks_stream import cuda_tools
 from ._kit import (READ_ONLY, Skip, address, collect, host_values, layouts, make, make_float32,
@@ -48,16 +49,15 @@ def x1(target):
     out = new()
     x, api = exchange_api(target)
     if isinstance(api, int):
-        out.add(False, "SHOULD", "dlpack.h 1.2: 'set on the type as a Python integer' vs 1.3: a "
-                "'dlpack_exchange_api' capsule", "an integer table (the 1.2 form)")
+        out.add(False, "SHOULD", F.INTEGER_TABLE_RULE, F.integer_table())
         return out
     p = probe()
     import ctypes
     get_name = ctypes.pythonapi.PyCapsule_GetName
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     name = get_name(api)
-    out.add(name == b"dlpack_exchange_api", "MUST", HDR + ": capsule name",
-            "the capsule is named %r" % name)
+    out.add(name == b"dlpack_exchange_api", "MUST", F.TABLE_NAME_RULE,
+            F.table_name(name.decode("utf-8", "replace") if name is not None else None))
     first = p.table_header(api)["address"]
     again = p.table_header(getattr(type(x), "__dlpack_c_exchange_api__"))["address"]
     other = make(target, np.zeros(3, dtype=np.float32))
@@ -75,8 +75,8 @@ def x2(target):
     head = probe().table_header(api)
     out.add(not head["cyclic"], "MUST", HDR + ": prev_api ends in NULL",
             "prev_api does not end within 16 tables")
-    out.add(any(v[0] == 1 for v in head["chain"]), "MUST", HDR + ": the consumer must find its "
-            "major version", "no table of major 1 in the chain %s" % head["chain"])
+    out.add(any(v[0] == 1 for v in head["chain"]), "MUST", F.TABLE_MAJOR_RULE,
+            F.table_major(head["chain"]))
     if head["chain"][0][0] == 1:
         missing = [e for e in REQUIRED if not head["entries"][e]]
         out.add(not missing, "MUST", HDR + ": 'This function must not be NULL'",
@@ -88,12 +88,12 @@ def _same(out, label, fa, fb, what):
     keys = ("ndim", "shape", "dtype", "device")
     for key in keys:
         if fa[key] != fb[key] and not (key == "shape" and not fa["ndim"]):
-            out.add(False, "MUST", HDR + ": the table's import equals __dlpack__'s",
-                    "%s: %s %s is %s, __dlpack__ gave %s" % (label, what, key, fa[key], fb[key]))
+            out.add(False, "MUST", F.IMPORT_RULE,
+                    "%s: %s" % (label, F.import_differs(key, fa[key], fb[key], what)))
             return
     first = (fa["data"] + fa["byte_offset"], fb["data"] + fb["byte_offset"])
-    out.add(first[0] == first[1], "MUST", HDR + ": the table's import equals __dlpack__'s",
-            "%s: %s starts at %#x, __dlpack__ at %#x" % (label, what, first[0], first[1]))
+    out.add(first[0] == first[1], "MUST", F.IMPORT_RULE,
+            "%s: %s" % (label, F.import_starts(first[0], first[1], what)))
 
 
 @check("X3", "MUST", HDR + ": managed_tensor_from_py_object_no_sync (and the borrow) describe "

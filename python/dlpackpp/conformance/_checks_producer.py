@@ -5,6 +5,7 @@ field by field through the probe and compared with the numpy source's values."""
 import numpy as np
 
 from ._build import probe
+from . import _fields as F
 from ._checks import check, describe, new
 from ._kit import (HOST, IS_COPIED, READ_ONLY, Skip, address, compact_bytes, dtype_sources,
                    export, first_address, host_values, layouts, make, make_float32, progress,
@@ -102,13 +103,10 @@ def p1(target):
                     "max_version=%s gave %r" % (request, f["name"]))
             continue
         if f["name"] == "dltensor":
-            out.add(False, "SHOULD", PY + " (array API 2023.12): max_version >= (1, 0) gets a "
-                    "'dltensor_versioned' capsule; consumers still tell the kind by its name",
-                    "max_version=%s gave a legacy 'dltensor'" % (request,))
+            out.add(False, "SHOULD", F.VERSIONED_RULE, F.legacy_for_versioned(request))
             continue
         good = f["name"] == "dltensor_versioned" and f["version"][0] <= request[0]
-        out.add(good, "MUST", PY + ": version.major never above the requested major",
-                "max_version=%s gave %r version %s" % (request, f["name"], f.get("version")))
+        out.add(good, "MUST", F.MAJOR_RULE, F.major_above(request, f["name"], f.get("version")))
     return out
 
 
@@ -153,9 +151,8 @@ def p3(target):
                     "%s, byte_offset %d differ from the source" % (name, f["strides"],
                                                                    f["byte_offset"]))
         if f["versioned"] and tuple(f["version"]) >= (1, 2) and a.ndim and f["strides"] is None:
-            out.add(False, "SHOULD", "dlpack.h >= 1.2: strides 'can not be NULL if ndim != 0' "
-                    "vs Python spec: NULL strides mean row-major",
-                    "%s: a %d.%d capsule with NULL strides" % ((name,) + tuple(f["version"])))
+            out.add(False, "SHOULD", F.NULL_STRIDES_RULE,
+                    "%s: %s" % (name, F.null_strides(f["version"])))
         if f.get("valid"):
             out.add(False, "INFO", "", "%s: dlpackpp's validation says %s" % (name, f["valid"]))
     if skipped:
@@ -320,10 +317,8 @@ def p10(target):
     x = make_float32(target, sample(flat=True))
     dev = x.__dlpack_device__()
     shape_ok = isinstance(dev, tuple) and len(dev) == 2 and all(isinstance(v, int) for v in dev)
-    out.add(shape_ok, "MUST", PY + ": __dlpack_device__ returns a pair of ints",
-            "__dlpack_device__() returned %r" % (dev,))
+    out.add(shape_ok, "MUST", F.DEVICE_PAIR_RULE, F.device_not_pair(dev))
     _, f, _ = versioned_export(x)
     out.add(shape_ok and tuple(dev) == tuple(f["device"]), "MUST",
-            PY + ": __dlpack_device__ equals the capsule's device",
-            "__dlpack_device__() %r, capsule device %s" % (dev, tuple(f["device"])))
+            F.DEVICE_AGREES_RULE, F.device_differs(dev, f["device"]))
     return out
