@@ -65,3 +65,19 @@ class Raising:
     def __dlpack__(self, **kwargs):
         self.calls += 1
         raise self.exc
+
+
+class Reentrant:
+    """A producer whose __dlpack__ calls the bound function on the next level down; the bottom
+    raises a new exception like `bottom` (a raised instance would carry its old traceback).
+    Every level's call is appended to `calls`."""
+
+    def __init__(self, depth, bottom, calls):
+        self.depth, self.bottom, self.calls = depth, bottom, calls
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(self.depth)
+        if self.depth:
+            m.numel(Reentrant(self.depth - 1, self.bottom, self.calls))
+        raise type(self.bottom)(*self.bottom.args)
+

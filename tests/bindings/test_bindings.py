@@ -7,8 +7,8 @@ import gc
 import sys
 import unittest
 
-from bind_support import (CUDA, NANOBIND, NUMPY2, TORCH_TABLE, OneCapsule, Raising, Wrapper,
-                          jax, jnp, m, np, torch)
+from bind_support import (CUDA, NANOBIND, NUMPY2, TORCH_TABLE, OneCapsule, Raising, Reentrant,
+                          Wrapper, jax, jnp, m, np, torch)
 
 
 def doc(name):
@@ -241,23 +241,12 @@ class Propagation(unittest.TestCase):
         # not fit. The inner "incompatible function arguments" TypeError propagates (it is not
         # a refusal of max_version): each level is asked once, not 2-4 times.
         calls = []
-
-        class Reentrant:
-            def __init__(self, depth):
-                self.depth = depth
-
-            def __dlpack__(self, **kwargs):
-                calls.append(self.depth)
-                if self.depth:
-                    m.numel(Reentrant(self.depth - 1))
-                raise BufferError("the bottom does not fit")
-
         for kind, call in self.CALLS.items():
             for depth in (4, 8, 12):
                 with self.subTest(kind=kind, depth=depth):
                     del calls[:]
                     with self.assertRaises(TypeError):
-                        call(Reentrant(depth))
+                        call(Reentrant(depth, BufferError("the bottom does not fit"), calls))
                     self.assertLessEqual(len(calls), depth + 4)
 
 

@@ -9,7 +9,7 @@ import sys
 import textwrap
 import unittest
 
-from bind_support import MODULE_NAME, NANOBIND, Raising, m, np, torch
+from bind_support import MODULE_NAME, NANOBIND, Raising, Reentrant, m, np, torch
 
 
 def run_fresh(code, timeout=120):
@@ -78,22 +78,12 @@ class Interrupts(unittest.TestCase):
         # The bottom raises the TypeError an old producer gives for max_version; it comes out
         # of every level unchanged, and only the level that raised it is asked again.
         calls = []
-
-        class Reentrant:
-            def __init__(self, depth):
-                self.depth = depth
-
-            def __dlpack__(self, **kwargs):
-                calls.append(self.depth)
-                if self.depth:
-                    m.numel(Reentrant(self.depth - 1))
-                raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
-
+        bottom = TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
         for depth in (4, 8, 14):
             with self.subTest(depth=depth):
                 del calls[:]
                 with self.assertRaises(TypeError):
-                    m.numel(Reentrant(depth))
+                    m.numel(Reentrant(depth, bottom, calls))
                 self.assertLessEqual(len(calls), depth + 3)
 
 
