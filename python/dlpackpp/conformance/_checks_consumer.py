@@ -6,11 +6,15 @@ import numpy as np
 
 from ._checks import check, describe, new
 from ._build import probe
-from ._kit import (READ_ONLY, KitArray, Skip, address, capsule_of, collect, compact_bytes,
-                   layouts, progress, result_address, sample, span)
+from ._kit import (READ_ONLY, Skip, address, capsule_of, collect, compact_bytes, layouts,
+                   progress, result_address, sample, span)
+from ._producer import KitArray
 
 PY = "Python spec (from_dlpack)"
 HDR = "dlpack.h"
+
+
+_REFUSES_HOST = {}  # target -> why its consumer refuses a plain CPU tensor (None: it takes it)
 
 
 def consumer(target):
@@ -18,13 +22,13 @@ def consumer(target):
     GPU-only framework: the kit's producers are on the CPU)."""
     if not hasattr(target, "from_dlpack"):
         raise Skip("the adapter gives no consumer (from_dlpack)")
-    if not hasattr(target, "_kit_takes_host"):
+    if target not in _REFUSES_HOST:
         state, y = take(target, KitArray(sample()))
-        target._kit_takes_host = (None if state == "ok" else describe(y))
+        _REFUSES_HOST[target] = None if state == "ok" else describe(y)
         del y
         collect()
-    if target._kit_takes_host is not None:
-        raise Skip("the consumer takes no host (CPU) tensor: %s" % target._kit_takes_host)
+    if _REFUSES_HOST[target] is not None:
+        raise Skip("the consumer takes no host (CPU) tensor: %s" % _REFUSES_HOST[target])
     return target
 
 

@@ -9,7 +9,8 @@ from ._build import probe
 from ._checks import check, describe, new
 from ._checks_consumer import consumer
 from ._checks_producer import versioned_export
-from ._kit import KitArray, Skip, collect, compact_bytes, host_values, make, make_float32, sample
+from ._kit import Skip, capsule_of, collect, compact_bytes, host_values, make, make_float32, sample
+from ._producer import Handed, KitArray
 
 PY = "Python spec (capsule protocol)"
 
@@ -74,7 +75,7 @@ def leak_probe(target):
     start = _resident_mib()
     for i in range(8):
         x = make(target, np.full(1 << 23, i, dtype=np.float32))
-        cap = x.__dlpack__()
+        cap = capsule_of(x)
         del cap, x
         collect()
     end = _resident_mib()
@@ -98,40 +99,60 @@ def l2(target):
         out.add(p.count(counter) == 1, "MUST", PY + ": the consumer's release calls the deleter "
                 "once", "after release the deleter ran %d times" % p.count(counter))
     if hasattr(target, "from_dlpack") and takes_host(target):
-        k = KitArray(sample(), same_capsule=True)
-        y = target.from_dlpack(k)
-        name = p.read(k._capsule)["name"] if k._capsule is not None else None
-        out.add(name is None or name.startswith("used_"), "MUST", PY + ": the consumer renames "
-                "the capsule it takes", "after from_dlpack the capsule is still named %r" % name)
-        k._capsule = None
-        collect()
-        early = k.deleted()
-        del y
-        collect()
-        n = k.deleted()
-        out.add(n == 1 and early <= 1, "MUST", PY + ": the consumer calls the deleter once, "
-                "when its result dies (or at once if it copied)", "the consumer's deleter ran %d "
-                "times" % n)
+        consumer_renames(out, target)
     return out
 
 
+def consumer_renames(out, target):
+    """L2's consumer half: the consumer renames the capsule it took (a consumer that only
+    clears its destructor keeps the deleter from running twice, but leaves a capsule that
+    another consumer would take again: SHOULD), and calls the deleter once."""
+    k = KitArray(sample(), keep_last=True)
+    y = target.from_dlpack(k)
+    state = probe().capsule_state(k.last) if k.last is not None else None
+    k.last = None  # its destructor runs here: a wrong one shows in the count below
+    collect()
+    if state is not None and not state[0].startswith("used_"):
+        out.add(not state[1], "MUST", PY + ": a consumed capsule's destructor must not free "
+                "the tensor (the consumer renames it)", "after from_dlpack the capsule is "
+                "still named %r and keeps its destructor" % state[0])
+        out.add(False, "SHOULD", PY + ": the consumer renames the capsule it takes to "
+                "used_dltensor[_versioned]", "the consumer cleared the capsule's destructor "
+                "instead of renaming it %r" % state[0])
+    early = k.deleted()
+    del y
+    collect()
+    n = k.deleted()
+    out.add(n == k.made and early <= k.made, "MUST", PY + ": the consumer calls the deleter "
+            "once, when its result dies (or at once if it copied)", "%d capsule(s), the "
+            "deleter ran %d times" % (k.made, n))
+
+
 @check("L3", "MUST", PY + ": a capsule consumed twice is refused with an exception, never a "
-       "crash or a second owner")
+       "crash or a second release")
 def l3(target):
+    """One capsule handed to from_dlpack twice (a producer never does it, a user passing a
+    capsule may): the second use is refused, and the tensor is released once. The kit's
+    block stays allocated and poisoned after its deleter ran, so a consumer that reads it
+    again reads poison, not freed memory."""
     out = new()
     consumer(target)
-    k = KitArray(sample(), same_capsule=True)
-    y = target.from_dlpack(k)
+    k = KitArray(sample())
+    handed = Handed(k)
+    y = target.from_dlpack(handed)
     try:
-        y2 = target.from_dlpack(k)
+        y2 = target.from_dlpack(handed)
     except Exception:  # noqa: BLE001 - any catchable error is what the rule asks
-        out.add(True, "MUST", "", "")
+        out.add(True, "SHOULD", "", "")
     else:
-        out.add(False, "MUST", PY + ": a used capsule is refused",
-                "a capsule already consumed was imported again")
+        out.add(False, "SHOULD", PY + ": a used capsule is refused", "a capsule already "
+                "consumed was imported again")
         del y2
-    del y, k
+    handed.capsule = None
+    del y, handed
     collect()
+    out.add(k.deleted() == 1, "MUST", PY + ": the tensor of one capsule is released once",
+            "one capsule used twice: the deleter ran %d times" % k.deleted())
     return out
 
 
@@ -165,11 +186,11 @@ def l5(target):
     collect()
     try:
         got = host_values(owned)
+        why_not = "device memory"
     except ValueError as e:
-        got = None
-        out.add(False, "INFO", "", "values not readable here: %s" % describe(e))
+        got, why_not = None, describe(e)
     if got is None:
-        out.add(False, "INFO", "", "device memory: the values after the producer died not read")
+        out.add(False, "INFO", "", "the values after the producer died not read: " + why_not)
     else:
         out.add(got == expect, "MUST", "dlpack.h: the memory stays valid until the deleter runs",
                 "the values changed once the producer object was gone")

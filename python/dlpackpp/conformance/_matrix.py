@@ -6,7 +6,7 @@ died; filled in by the runner)."""
 
 import numpy as np
 
-from ._checks import describe
+from ._checks import check, describe
 from ._kit import collect, compact_bytes, export, first_address, result_address
 
 
@@ -55,3 +55,9 @@ def cell(producer, consumer, case):
     del y, values
     collect()
     return {"outcome": "pass" if shared else "copy", "detail": ""}
+
+
+@check("M1", "INFO", "every producer x consumer pair over a fixed case set")
+def m1(target):
+    """The matrix runs over pairs of targets, not one: the runner runs it with cell()."""
+    raise AssertionError("M1 is run by the runner, cell by cell")
