@@ -147,6 +147,26 @@ def make(target, a, label=None):
         return None
 
 
+def adapter_changed(target, a, x):
+    """Why x, what from_numpy made of `a`, is not of a's dtype as the adapter's own to_numpy
+    reads it back (an adapter's choice, such as bool stored as uint8, is not the framework's
+    export defect); None where it is, or where the adapter cannot say (no to_numpy)."""
+    import numpy as np
+    to_numpy = getattr(target, "to_numpy", None)
+    if to_numpy is None:
+        return None
+    try:
+        got = np.asarray(to_numpy(x)).dtype
+    except Exception:  # noqa: BLE001 - the adapter cannot say: the export is judged alone
+        return None
+    # bfloat16 and fp8 come back as integers of their width where NumPy lacks the type.
+    raw = got.kind in "ui" and got.itemsize == a.itemsize and a.dtype.kind not in "biu"
+    if got == a.dtype or raw:
+        return None
+    return "from_numpy made %s of %s (the adapter's change, not the framework's export)" % (
+        got, a.dtype)
+
+
 def make_float32(target, a):
     """make(target, a) for a float32 source, which every producer is expected to hold: Skip
     where it cannot."""

@@ -20,9 +20,11 @@ namespace py = dlpackpp::python;
 
 // --- deleter counters ----------------------------------------------------------------------
 // Counters live for the process; a deleter may run on any thread, after everything else is
-// gone, so it only ever touches an atomic. The last counter counts deleters called again.
+// gone, so it only ever touches an atomic. The last two count deleters called again and
+// kit capsules whose Python-running destructor was entered with an exception pending.
 constexpr int kCounters = 4096;
 constexpr int kAgain = kCounters - 1;
+constexpr int kPendingDrop = kCounters - 2;
 void bump(int id);
 int count_of(int id);
 

@@ -118,12 +118,22 @@ void kit_capsule_destructor(PyObject* capsule) {
   if (how == kNever) return;
   if (used && how != kIgnoreRename) return;
   if (how == kPython) {
-    // No PyErr_Fetch first, as Python code cannot do it: a call made with an exception
-    // pending fails, and the deleter is not reached (reported as unraisable).
+    if (PyErr_Occurred() != nullptr) {
+      // Python code cannot run with an exception pending (a debug build asserts; a release
+      // one fails the first call, or worse): a destructor written in Python loses the error
+      // and never reaches the deleter. Modelled here as that first failing call would end.
+      bump(kPendingDrop);
+      PyErr_WriteUnraisable(nullptr);
+      return;
+    }
+    // The capsule goes by address: an object handed to Python during its own deallocation
+    // would be deallocated twice.
     PyObject* r = g_python_destructor != nullptr
-                      ? PyObject_CallFunctionObjArgs(g_python_destructor, capsule, nullptr)
+                      ? PyObject_CallFunction(g_python_destructor, "K",
+                                              static_cast<unsigned long long>(
+                                                  reinterpret_cast<std::uintptr_t>(capsule)))
                       : nullptr;
-    if (r == nullptr) PyErr_WriteUnraisable(capsule);
+    if (r == nullptr) PyErr_WriteUnraisable(g_python_destructor);  // not the dying capsule
     Py_XDECREF(r);
     return;
   }
@@ -138,7 +148,7 @@ void kit_capsule_destructor(PyObject* capsule) {
   if (how != kClobber) PyErr_Restore(type, value, trace);
 }
 
-// set_python_destructor(f) -> None: f(capsule) is the body of kPython destructors.
+// set_python_destructor(f) -> None: f(capsule address) is the body of kPython destructors.
 PyObject* set_python_destructor(PyObject*, PyObject* f) {
   Py_XDECREF(g_python_destructor);
   Py_INCREF(f);
@@ -146,16 +156,13 @@ PyObject* set_python_destructor(PyObject*, PyObject* f) {
   Py_RETURN_NONE;
 }
 
-// run_deleter(capsule) -> None: what a kPython destructor's body does once it runs: calls
-// the deleter of an unconsumed kit capsule.
-PyObject* run_deleter(PyObject*, PyObject* capsule) {
-  const char* name = PyCapsule_GetName(capsule);
-  if (name == nullptr) return nullptr;
-  if (std::strcmp(name, "dltensor") == 0 || std::strcmp(name, "dltensor_versioned") == 0) {
-    void* managed = PyCapsule_GetPointer(capsule, name);
-    if (managed == nullptr) return nullptr;
-    call_deleter(managed, name[8] == '_');
-  }
+// run_deleter(managed address, versioned) -> None: what a kPython destructor's body does once
+// it has found the tensor: calls its deleter.
+PyObject* run_deleter(PyObject*, PyObject* args) {
+  unsigned long long managed;
+  int versioned;
+  if (PyArg_ParseTuple(args, "Kp", &managed, &versioned) == 0) return nullptr;
+  call_deleter(reinterpret_cast<void*>(static_cast<std::uintptr_t>(managed)), versioned != 0);
   Py_RETURN_NONE;
 }
 
@@ -233,7 +240,7 @@ PyObject* make_capsule(PyObject*, PyObject* args, PyObject* kwargs) {
 
 PyObject* new_counter(PyObject*, PyObject*) {
   int id = g_next_counter.fetch_add(1);
-  if (id >= kAgain) {
+  if (id >= kPendingDrop) {
     PyErr_SetString(PyExc_RuntimeError, "conformance probe: out of deleter counters");
     return nullptr;
   }
@@ -251,6 +258,10 @@ PyObject* count(PyObject*, PyObject* arg) {
 
 PyObject* double_frees(PyObject*, PyObject*) { return PyLong_FromLong(count_of(kAgain)); }
 
+PyObject* pending_drops(PyObject*, PyObject*) {
+  return PyLong_FromLong(count_of(kPendingDrop));
+}
+
 }  // namespace
 
 PyMethodDef g_capsule_methods[] = {
@@ -259,8 +270,9 @@ PyMethodDef g_capsule_methods[] = {
     {"new_counter", &new_counter, METH_NOARGS, "a fresh deleter counter"},
     {"count", &count, METH_O, "how many times the counter's deleters ran"},
     {"double_frees", &double_frees, METH_NOARGS, "deleters called again"},
+    {"pending_drops", &pending_drops, METH_NOARGS, "capsules dropped with an error pending"},
     {"set_python_destructor", &set_python_destructor, METH_O, "the body of Python destructors"},
-    {"run_deleter", &run_deleter, METH_O, "call an unconsumed kit capsule's deleter"},
+    {"run_deleter", &run_deleter, METH_VARARGS, "call a tensor's deleter by address"},
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace dlpackpp_probe

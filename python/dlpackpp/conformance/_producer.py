@@ -8,9 +8,30 @@ from ._dtypes import address, dtype_of, element_strides
 from ._host import IS_COPIED
 
 CPU = (1, 0)
+_TENSOR_NAMES = (b"dltensor", b"dltensor_versioned")
 # How a kit capsule's destructor behaves (the probe's Destructor enum): right, and right but
 # through Python code (as a producer written in Python or with ctypes/cffi has it).
 RIGHT_DESTRUCTOR, PYTHON_DESTRUCTOR = 0, 5
+
+
+def _capsule_api():
+    import ctypes
+    api = ctypes.pythonapi
+    get_name, get_pointer = api.PyCapsule_GetName, api.PyCapsule_GetPointer
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.c_void_p]
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.c_void_p,
+                                                                  ctypes.c_char_p]
+    return get_name, get_pointer
+
+
+def _python_destructor(capsule_address, _api=[]):
+    """The body of a capsule destructor written in Python with ctypes, as some producers have
+    it (the probe's destructor calls it unless an exception is pending: then Python cannot
+    run, the deleter is never reached and the error is lost, as numpy#32697 shows)."""
+    get_name, get_pointer = _api[0] if _api else _api.append(_capsule_api()) or _api[0]
+    name = get_name(capsule_address)
+    if name in _TENSOR_NAMES:  # not renamed used_...: nobody consumed it
+        probe().run_deleter(get_pointer(capsule_address, name), name == _TENSOR_NAMES[1])
 
 
 class KitArray:
@@ -37,10 +58,14 @@ class KitArray:
         self.dtype = dtype_of(a.dtype) if dtype is None else dtype
         self.device, self.version, self.flags = device, version, flags
         self.legacy_only, self.versioned = legacy_only, versioned
-        self.destructor = PYTHON_DESTRUCTOR if python_destructor else RIGHT_DESTRUCTOR
+        self.destructor = RIGHT_DESTRUCTOR
+        if python_destructor:
+            self.destructor = PYTHON_DESTRUCTOR
+            probe().set_python_destructor(_python_destructor)
         self.keep_last, self.last = keep_last, None
         self.extra = extra
         self.counter = probe().new_counter()
+        self.pending_drops = probe().pending_drops()  # the process's count when made
         self.calls = []
         self.made = 0  # capsules handed out: each must see its deleter run once
 
@@ -87,19 +112,3 @@ class KitArray:
 
 class LegacyKitArray(KitArray):
     """A KitArray whose __dlpack__ predates max_version, dl_device and copy."""
-
-
-class Handed:
-    """Hands a consumer the capsule `producer` made on the first __dlpack__ call (with that
-    call's keywords) again on every later call: one capsule used twice (L3)."""
-
-    def __init__(self, producer):
-        self.producer, self.capsule = producer, None
-
-    def __dlpack__(self, **kwargs):
-        if self.capsule is None:
-            self.capsule = self.producer.__dlpack__(**kwargs)
-        return self.capsule
-
-    def __dlpack_device__(self):
-        return self.producer.__dlpack_device__()
