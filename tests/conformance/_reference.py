@@ -98,6 +98,9 @@ VARIANTS = {
     "adapter-dtype": "from_numpy stores bool as uint8 (the adapter's choice, as pyarrow's)",
     "runtime-refusal": "__dlpack__(copy=True) is refused with RuntimeError, not BufferError",
 }
+# The variants that break a SHOULD, not a MUST: that check fails at SHOULD, the exit status
+# stays 0 (the level comes from the rule broken, not from the exception class seen).
+SHOULD_ONLY = {"runtime-refusal": "P7"}
 
 
 # NumPy's own types only: ml_dtypes registers some of its types (float8_e5m2) with kind 'f'.

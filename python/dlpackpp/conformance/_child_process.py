@@ -32,7 +32,7 @@ def _last_line(log):
     log.seek(0, os.SEEK_END)
     log.seek(max(0, log.tell() - 4096))
     lines = [l.strip() for l in log.read().decode("utf-8", "replace").splitlines() if l.strip()]
-    return lines[-1][:200] if lines else ""
+    return lines[-1][-200:] if lines else ""
 
 
 class Outcome:
@@ -47,7 +47,8 @@ class Outcome:
     def where(self):
         """Where in its list the child was, in words."""
         if self.current is None:
-            return "" if self.started else " before its first case (importing the framework)"
+            return "" if self.started else " while starting (importing the adapter and its " \
+                "framework)"
         if self.case:
             return " in case %r" % self.case
         return " in %s" % (self.current if isinstance(self.current, str) else
