@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks that the kit's HTML report renders: opens it in headless Chromium, takes a
 screenshot and fails unless the picture is not blank and shows the matrix's outcome colours,
-and unless the page's DOM (after its scripts ran) names every target of the JSON report in
-its own table and in the matrix.
+and unless the page's DOM names every target of the JSON report in its banner, its own table
+and the matrix, and has the environment block, matrix cells that open and a rerun command
+for every failed check.
 
     check_html.py REPORT.html REPORT.json SCREENSHOT.png
 
@@ -114,6 +115,14 @@ def main(html_path, json_path, png_path):
         missing += ["matrix column " + n for n in names if "<th>%s</th>" % n not in dom]
     if "id=\"matrix\"" not in dom and report["matrix"]:
         missing.append("the matrix table")
+    if report["matrix"] and "<details>" not in dom:
+        missing.append("matrix cells that open to their cases")
+    for block in ("banners", "environment"):
+        if "id=\"%s\"" % block not in dom:
+            missing.append("the %s block" % block)
+    missing += ["the banner of " + n for n in names if "<b>%s <small>" % n not in dom]
+    missing += ["the rerun command of %s %s" % (t["name"], c["id"]) for t in report["targets"]
+                for c in t["checks"] if "rerun" in c and "--only %s</code>" % c["id"] not in dom]
     if missing:
         sys.exit("the rendered page lacks: " + ", ".join(missing))
     print("%s rendered: %dx%d, %d%% painted, matrix colours %s, every target named (%s)" % (

@@ -13,7 +13,7 @@ import sys
 from . import kit_version
 from ._build import UsageError, build
 from ._checks import ORDER
-from ._report import as_json, html_page, markdown, text
+from ._report import as_json, finish, html_page, markdown, text
 from ._targets import BUILTIN, check_spec, present
 
 PROG = "python -m dlpackpp.conformance"
@@ -112,8 +112,10 @@ def _main(argv):
     from . import _runner
     sides = _runner.adapters(specs, args.timeout)
     targets, matrix = _runner.run(specs, sides, only, args.timeout)
-    report = {"dlpack": "1.3", "kit": kit_version(), "targets": targets, "matrix": matrix,
-              "environment": environment(argv)}
+    env = environment(argv)
+    env["frameworks"] = {t["name"]: t["version"] for t in targets}
+    report = finish({"dlpack": "1.3", "kit": kit_version(), "targets": targets,
+                     "matrix": matrix, "environment": env})
     status = compare(report, baseline) if baseline is not None else _must_failed(targets)
     _write(report, args)
     return status
