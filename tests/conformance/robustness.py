@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Nothing is lost: the kit's verdicts survive what frameworks and adapters do to a process.
 
-    robustness.py CASE      CASE: noisy, hang, crash, load, usage, baseline
+    robustness.py CASE      CASE: noisy, hang, crash, load, usage, baseline, repro
 
 Each case runs the kit on an adapter of this folder (robust_*.py) or with bad arguments, and
 fails unless every verdict asked for is in the report and the exit status is right; usage
@@ -156,9 +156,36 @@ def baseline():
     print("baseline: known failures pass, new ones fail, fixed ones are listed")
 
 
+def repro():
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "repro")
+        broken = os.path.join(HERE, "broken.py")
+        for fault in ("C4", "P3"):
+            kit([broken, "--only", fault, "--repro", folder, "--json",
+                 os.path.join(tmp, "r.json")], {"DLPACKPP_CONFORMANCE_FAULT": fault})
+            path = os.path.join(folder, "broken-%s_%s.py" % (fault, fault))
+            expect(os.path.isfile(path), "no script for %s: %s" % (fault, os.listdir(folder)))
+            with open(path) as f:
+                text = f.read()
+            expect("import dlpackpp" not in text and "from dlpackpp" not in text,
+                   "the script imports dlpackpp")
+            for variant, want in ((fault, 1), ("legacy-refusal", 0)):
+                # The reference framework (the adapter) is built on the kit's probe; the
+                # script itself needs none of it.
+                done = subprocess.run([sys.executable, path], stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, universal_newlines=True,
+                                      env=dict(os.environ, DLPACKPP_CONFORMANCE_FAULT=variant),
+                                      cwd=tmp, timeout=120)
+                expect(want == 0 or "expected" in done.stdout, "%s printed no expected/got: %s"
+                       % (os.path.basename(path), done.stdout))
+                expect(done.returncode == want, "%s with %s: exit %d, not %d: %s" % (
+                    os.path.basename(path), variant, done.returncode, want, done.stdout))
+    print("--repro: scripts without dlpackpp exit 1 while the defect is there, 0 once gone")
+
+
 if __name__ == "__main__":
     if importlib.util.find_spec("numpy") is None:
         print("DLPACKPP_TEST_SKIPPED: %s has no numpy" % sys.executable)
     else:
         {"noisy": noisy, "hang": hang, "crash": crash, "load": load, "usage": usage,
-         "baseline": baseline}[sys.argv[1]]()
+         "baseline": baseline, "repro": repro}[sys.argv[1]]()
