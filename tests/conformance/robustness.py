@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Nothing is lost: the kit's verdicts survive what frameworks and adapters do to a process.
 
-    robustness.py CASE      CASE: noisy, hang, crash, load, usage, baseline, repro
+    robustness.py CASE      CASE: noisy, hang, crash, load, usage, baseline, repro,
+                            producer_only
 
 Each case runs the kit on an adapter of this folder (robust_*.py) or with bad arguments, and
 fails unless every verdict asked for is in the report and the exit status is right; usage
@@ -83,6 +84,18 @@ def crash():
     expect(got["C4"]["verdict"] == got["C5"]["verdict"] == "pass", "C4/C5: %s" % got)
     expect(status == 1, "exit %d" % status)
     print("crash: C3 names SIGSEGV and its case, C4 and C5 passed in a new child")
+
+
+def producer_only():
+    status, report, _ = report_of("robust_producer.py", ["numpy", "--only", "C4,P3,M1"])
+    cells = report["matrix"]
+    expect(not [c for c in cells if c["consumer"] == "producer-only"],
+           "a producer-only adapter got a consumer column")
+    expect([c for c in cells if c["producer"] == "producer-only"], "it got no matrix row")
+    mine = [t for t in report["targets"] if t["name"] == "producer-only"][0]["checks"]
+    c4 = [c for c in mine if c["id"] == "C4"][0]
+    expect(c4["verdict"] == "skip", "C4 of a producer-only adapter: %s" % c4)
+    print("producer-only adapter: a matrix row, no column, consumer checks skipped")
 
 
 def one_line_usage(args, needle, env=None):
@@ -188,4 +201,4 @@ if __name__ == "__main__":
         print("DLPACKPP_TEST_SKIPPED: %s has no numpy" % sys.executable)
     else:
         {"noisy": noisy, "hang": hang, "crash": crash, "load": load, "usage": usage,
-         "baseline": baseline, "repro": repro}[sys.argv[1]]()
+         "baseline": baseline, "repro": repro, "producer_only": producer_only}[sys.argv[1]]()

@@ -21,9 +21,9 @@ from ._build import UsageError
 
 
 def _load(spec):
-    from ._targets import describe, load
+    from ._targets import load, sides
     try:
-        _channel.emit({"adapter": describe(load(spec))})
+        _channel.emit({"adapter": sides(load(spec))})
     except UsageError as e:
         _channel.emit({"error": str(e)})
 

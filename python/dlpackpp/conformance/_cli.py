@@ -37,7 +37,7 @@ def _parse(argv):
     parser.add_argument("--repro", metavar="DIR", help="a standalone script per failed case")
     parser.add_argument("--baseline", metavar="FILE", help="an earlier JSON report: exit 1 "
                         "only for MUST failures it lacks")
-    return parser.parse_args(argv)
+    return parser.parse_intermixed_args(argv)
 
 
 def main(argv=None):

@@ -11,16 +11,16 @@ import threading
 from ._build import UsageError
 from ._checks import CRASHED, ORDER, entry, registry
 from ._child_process import run_child
-from ._targets import describe, is_builtin, load
+from ._targets import is_builtin, load, sides
 
 # The checks of one target are split in two children, so that both cores have work.
 _HALVES = (("P", "L"), ("C", "X"))
 
 
 def adapters(specs, timeout):
-    """{spec: describe(adapter)} for the command line's targets. Adapter files are loaded in
+    """{spec: sides(adapter)} for the command line's targets. Adapter files are loaded in
     children (one that crashes or hangs on import is a usage error, not the kit's end)."""
-    out = {spec: describe(load(spec)) for spec in specs if is_builtin(spec)}
+    out = {spec: sides(load(spec)) for spec in specs if is_builtin(spec)}
     files = [spec for spec in specs if not is_builtin(spec)]
     errors = {}
 

@@ -337,7 +337,7 @@ def load(spec):
     return module
 
 
-def describe(adapter):
+def sides(adapter):
     """What the runner needs to know of an adapter before its checks run: its NAME and
     which sides it gives (a producer-only adapter adds no consumer column to the matrix)."""
     return {"name": adapter.NAME, "producer": hasattr(adapter, "from_numpy"),
