@@ -109,6 +109,7 @@ _NUMPY_NAMES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "u
 
 
 def dtype_of(dtype):
+    """The DLPack triple of a NumPy dtype (None where it has none here)."""
     if dtype.name not in _NUMPY_NAMES or not dtype.isnative:
         return None
     return (_CODES[dtype.kind], dtype.itemsize * 8, 1)
@@ -219,6 +220,7 @@ def adapter(fault=None):
         return RefArray(out, read_only=read_only, keep=owned)
 
     def from_owned(owned):
+        """A RefArray over what the exchange table's to_py_object was given."""
         return wrap(owned, p.read(owned))
 
     p.set_table_factory(from_owned)
@@ -250,6 +252,7 @@ def adapter(fault=None):
             return x.__dlpack__()
 
     def from_dlpack(x, copy=None, device=None):
+        """The framework's consumer."""
         box = [export(x, copy, device)]
         handed = box[0] is x
         del x
@@ -287,6 +290,7 @@ def adapter(fault=None):
         return result
 
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         if dtype_of(a.dtype) is None and a.dtype.kind in "fV":  # ml_dtypes' types
             raise NotImplementedError("no %s here" % a.dtype)
         if fault == "adapter-dtype" and a.dtype == bool:
@@ -294,6 +298,7 @@ def adapter(fault=None):
         return RefArray(a)
 
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         return y.a + 1 if fault == "M1" and y.a.dtype.kind in "iuf" else y.a
 
     name = "reference" if fault is None else (fault if fault in VARIANTS else "broken-" + fault)

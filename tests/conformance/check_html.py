@@ -24,6 +24,7 @@ COLOURS = {"pass": (0x2E, 0x7D, 0x32), "copy": (0x7C, 0xB3, 0x42), "refuse": (0x
 
 
 def chromium():
+    """The path of a Chromium-like browser, or None."""
     for name in ("chromium", "chromium-browser", "google-chrome"):
         if shutil.which(name):
             return shutil.which(name)
@@ -31,6 +32,7 @@ def chromium():
 
 
 def run_chromium(browser, *args):
+    """Runs the browser headless on a fresh profile."""
     with tempfile.TemporaryDirectory() as profile:
         command = [browser, "--headless=new", "--no-sandbox", "--disable-gpu",
                    "--window-size=1200,800", "--user-data-dir=" + profile] + list(args)
@@ -82,6 +84,7 @@ def pixels(path):
 
 
 def main(html_path, json_path, png_path):
+    """Runs the check or mode named on the command line."""
     browser = chromium()
     if browser is None:
         print("DLPACKPP_TEST_SKIPPED: no chromium (apt-get install chromium)")

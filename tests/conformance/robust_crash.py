@@ -12,6 +12,7 @@ _from_dlpack = from_dlpack  # noqa: F821 (from the reference)
 
 
 def from_dlpack(x, **kwargs):
+    """The framework's consumer."""
     a = getattr(x, "a", None)
     if a is not None and a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous:
         ctypes.string_at(0)  # a read of address 0: SIGSEGV

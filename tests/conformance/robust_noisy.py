@@ -12,6 +12,7 @@ NAME, VERSION = "noisy", "1"
 
 def _noisy(f):
     def call(*args, **kwargs):
+        """The wrapped call, after printing."""
         sys.stdout.write('KIT {"result": "not from the kit"}')  # no newline, and a lookalike
         sys.stderr.write("x" * 70000)  # more than a pipe holds
         return f(*args, **kwargs)

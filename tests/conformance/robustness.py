@@ -42,15 +42,18 @@ def report_of(adapter, args=(), env=None):
 
 
 def checks(report):
+    """{ID: entry} of a report's checks."""
     return {c["id"]: c for t in report["targets"] for c in t["checks"]}
 
 
 def expect(condition, what):
+    """Fails the test with `what` unless `condition`."""
     if not condition:
         sys.exit("robustness: " + what)
 
 
 def noisy():
+    """An adapter that prints without newlines: no check vanishes."""
     status, report, _ = report_of("robust_noisy.py")
     got = checks(report)
     from dlpackpp.conformance._checks import ORDER
@@ -64,6 +67,7 @@ def noisy():
 
 
 def hang():
+    """An adapter that hangs while printing: a wall-clock timeout."""
     start = time.monotonic()
     status, report, _ = report_of("robust_hang.py", ["--only", "P3,P10", "--timeout", "3"])
     got = checks(report)
@@ -76,6 +80,7 @@ def hang():
 
 
 def crash():
+    """An adapter that dies of SIGSEGV: the case is named, the rest run."""
     status, report, _ = report_of("robust_crash.py", ["--only", "C3,C4,C5"])
     got = checks(report)
     expect(set(got) == {"C3", "C4", "C5"}, "report has %s" % sorted(got))
@@ -87,6 +92,7 @@ def crash():
 
 
 def producer_only():
+    """A producer-only adapter adds no consumer column."""
     status, report, _ = report_of("robust_producer.py", ["numpy", "--only", "C4,P3,M1"])
     cells = report["matrix"]
     expect(not [c for c in cells if c["consumer"] == "producer-only"],
@@ -99,6 +105,7 @@ def producer_only():
 
 
 def one_line_usage(args, needle, env=None):
+    """The kit exits 2 with one line naming `needle`."""
     status, out, err, _ = kit(args, env, timeout=120)
     lines = err.strip().splitlines()
     expect(status == 2, "%s: exit %d, not 2 (%s)" % (args, status, err[-500:]))
@@ -108,6 +115,7 @@ def one_line_usage(args, needle, env=None):
 
 
 def load():
+    """Adapters that crash, hang or raise on import: exit 2, one line."""
     adapter = os.path.join(HERE, "robust_load.py")
     for how, needle in (("crash", "SIGSEGV"), ("hang", "timed out"), ("raise", "ValueError")):
         line = one_line_usage([adapter, "--timeout", "3"], needle,
@@ -117,6 +125,7 @@ def load():
 
 
 def usage():
+    """Bad arguments, paths and cache: exit 2, one line, no traceback."""
     adapter = os.path.join(HERE, "conforming.py")
     with tempfile.TemporaryDirectory() as tmp:
         garbage = os.path.join(tmp, "garbage.json")
@@ -139,6 +148,7 @@ def usage():
 
 
 def baseline():
+    """--baseline: known failures pass, new ones fail, fixed ones are listed."""
     with tempfile.TemporaryDirectory() as tmp:
         first = os.path.join(tmp, "first.json")
         env = {"DLPACKPP_CONFORMANCE_FAULT": "P10"}
@@ -170,6 +180,7 @@ def baseline():
 
 
 def repro():
+    """--repro scripts exit 1 with the defect and 0 without, with no dlpackpp."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, "repro")
         broken = os.path.join(HERE, "broken.py")

@@ -42,6 +42,7 @@ def run_kit(targets, only=None, fault=None, extra=()):
 
 
 def prove_fault(check_id):
+    """The broken adapter with fault ID fails check ID."""
     status, report = run_kit([os.path.join(HERE, "broken.py")], check_id, check_id)
     if check_id == "M1":
         wrong = [c for c in report["matrix"] if c["outcome"] == "wrong"]
@@ -92,6 +93,7 @@ def prove_passes(adapter, fault=None):
 
 
 def prove_target(name):
+    """A built-in target fails no MUST check."""
     status, report = run_kit([name])
     for t in report["targets"]:
         for c in t["checks"]:
@@ -103,6 +105,7 @@ def prove_target(name):
 
 
 def prove_coverage(ids):
+    """Every pinned ID has a CMake test and a fault."""
     sys.path.insert(0, HERE)
     from _reference import FAULTS
     from dlpackpp.conformance._checks import ORDER
@@ -115,6 +118,7 @@ def prove_coverage(ids):
 
 
 def main(mode, args):
+    """Runs the check or mode named on the command line."""
     if importlib.util.find_spec("numpy") is None:
         print("DLPACKPP_TEST_SKIPPED: %s has no numpy (the kit's source arrays)" % sys.executable)
         return

@@ -50,6 +50,7 @@ def include_dir():
 
 
 def cache_dir():
+    """Where compiled probes are cached."""
     root = os.environ.get("DLPACKPP_CONFORMANCE_CACHE")
     if not root:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

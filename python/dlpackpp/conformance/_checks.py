@@ -35,6 +35,7 @@ def check(check_id, level, rule):
         raise AssertionError("check %s is not a pinned ID or is registered twice" % check_id)
 
     def register(f):
+        """Records f under check_id."""
         REGISTRY[check_id] = (f, level, rule)
         return f
     return register

@@ -119,6 +119,7 @@ def c1(target):
 @check("C2", "SHOULD", PY + ": the consumer passes max_version and falls back on TypeError "
        "for a producer that predates it")
 def c2(target):
+    """The consumer passes max_version and falls back for a legacy producer."""
     out = new()
     consumer(target)
     a = sample()
@@ -136,6 +137,7 @@ def c2(target):
 @check("C3", "MUST", HDR + ": strides in elements; a consumer applies them or refuses with "
        "BufferError")
 def c3(target):
+    """Strided inputs give the right values or a clean refusal."""
     out = new()
     consumer(target)
     wanted = ("F order", "sliced", "negative step", "negative 2-d", "transposed",
@@ -148,6 +150,7 @@ def c3(target):
 
 @check("C4", "MUST", HDR + ": byte_offset is added to data to reach element 0")
 def c4(target):
+    """byte_offset is applied."""
     out = new()
     consumer(target)
     base = np.arange(1, 41, dtype=np.float32).reshape(4, 10)
@@ -164,6 +167,7 @@ def c4(target):
 @check("C5", "MUST", HDR + ": 'if the tensor is of size zero, then the data pointer should be "
        "set to NULL'; ndim 0 has NULL shape and strides")
 def c5(target):
+    """Size 0 with NULL data and 0-d with NULL shape and strides are imported."""
     out = new()
     consumer(target)
     empty = np.zeros((0, 3), dtype=np.float32)
@@ -181,6 +185,7 @@ def c5(target):
 
 @check("C6", "MUST", HDR + " < 1.2: NULL strides mean row-major")
 def c6(target):
+    """NULL strides read as row-major; a 1.3 capsule with them is told."""
     out = new()
     consumer(target)
     a = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
@@ -207,6 +212,7 @@ def c6(target):
 @check("C7", "MUST", HDR + ": READ_ONLY; array API: a consumer may honour it (read-only "
        "result) or ignore it (the standard prefers that)")
 def c7(target):
+    """READ_ONLY is honoured or ignored, with the right values."""
     out = new()
     consumer(target)
     a = sample()
@@ -221,6 +227,7 @@ def c7(target):
 @check("C8", "MUST", HDR + ": what the consumer cannot represent is refused (BufferError), the "
        "deleter called once")
 def c8(target):
+    """What the consumer cannot represent is refused, the deleter called once."""
     out = new()
     consumer(target)
     a = sample()
@@ -262,6 +269,7 @@ def carried(y):
 
 @check("C9", "MUST", HDR + ": the deleter 'can be NULL'; manager_ctx is the producer's own")
 def c9(target):
+    """A NULL deleter and a NULL manager_ctx are tolerated."""
     out = new()
     consumer(target)
     a = sample()
@@ -275,6 +283,7 @@ def c9(target):
 @check("C10", "MUST", HDR + ": dtype codes (int64, float64, bool kDLBool 8 bits, bfloat16, "
        "complex, float8) imported as that dtype (never narrowed) or refused with BufferError")
 def c10(target):
+    """Each dtype is imported as itself (never narrowed) or refused cleanly."""
     out = new()
     consumer(target)
     raw = np.arange(1, 7, dtype=np.uint8)
@@ -301,6 +310,7 @@ def c10(target):
 @check("C11", "MUST", PY + ": from_dlpack(copy=True) copies, copy=False never does (array API: "
        "BufferError from __dlpack__, ValueError from from_dlpack: both are seen)")
 def c11(target):
+    """from_dlpack's copy= and device= semantics."""
     out = new()
     consumer(target)
     a = sample()

@@ -38,6 +38,7 @@ def shimmed_export(target, a):
 
 @check("L1", "MUST", PY + ": an unconsumed capsule's destructor calls the deleter, once")
 def l1(target):
+    """An unconsumed capsule's destructor releases the tensor once."""
     out = new()
     p = probe()
     x, cap, counter = shimmed_export(target, sample(flat=True))
@@ -85,6 +86,7 @@ def leak_probe(target):
 @check("L2", "MUST", PY + ": a consumer renames the capsule used_dltensor[_versioned]; the "
        "destructor then leaves the deleter alone; the consumer calls it once")
 def l2(target):
+    """A consumed capsule's destructor leaves the deleter to the consumer, which calls it once."""
     out = new()
     p = probe()
     if hasattr(target, "from_numpy"):
@@ -162,6 +164,7 @@ def l3(target):
 @check("L4", "MUST", PY + ": the capsule destructor keeps a pending exception "
        "(PyErr_Fetch/PyErr_Restore around the deleter)")
 def l4(target):
+    """The capsule destructor keeps a pending exception."""
     out = new()
     p = probe()
     x, cap, counter = shimmed_export(target, sample(flat=True))
@@ -179,6 +182,7 @@ def l4(target):
 @check("L5", "MUST", "dlpack.h: the deleter may run on any thread, without the GIL, after the "
        "producer object is gone; the memory stays valid until then")
 def l5(target):
+    """The memory outlives the producer object; the deleter runs on another thread."""
     out = new()
     p = probe()
     a = np.arange(1, 13, dtype=np.float32).reshape(3, 4)

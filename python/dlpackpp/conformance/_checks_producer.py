@@ -103,12 +103,14 @@ def elsewhere(device):
 
 
 def values_of(fields, cap):
+    """The elements' bytes of an export (None for device memory)."""
     return host_values(cap, fields)
 
 
 @check("P1", "MUST", PY + ": max_version None or major 0 -> 'dltensor'; else "
        "'dltensor_versioned' with version.major <= the requested major")
 def p1(target):
+    """The capsule's name and version for each max_version asked."""
     out = new()
     x = make_float32(target, sample())
     legacy = legacy_export(out, x)
@@ -147,6 +149,7 @@ def p1(target):
 @check("P2", "SHOULD", PY + ": keyword-only max_version: tuple[int, int]; a bad argument is "
        "TypeError")
 def p2(target):
+    """Malformed keywords are TypeError."""
     out = new()
     x = make_float32(target, sample(flat=True))
     for label, kwargs in (("max_version='1'", {"max_version": "1"}),
@@ -168,6 +171,7 @@ def p2(target):
 @check("P3", "MUST", "dlpack.h: shape, strides in elements, data + byte_offset: the values "
        "they reach are the array's")
 def p3(target):
+    """The values reached through each layout's fields are the source's."""
     out = new()
     skipped = []
     for name, a, cap, f in exports(out, target, layouts(np), skipped):
@@ -198,6 +202,7 @@ def p3(target):
 @check("P4", "MUST", "dlpack.h: data + byte_offset points at the first element "
        "(INFO: data 'always aligned to 256 bytes', which the header's own note says is not so)")
 def p4(target):
+    """data + byte_offset is element 0."""
     out = new()
     unaligned = 0
     for name, a, cap, f in exports(out, target, [(n, a) for n, a in layouts(np) if a.size]):
@@ -222,6 +227,7 @@ def p4(target):
 
 @check("P5", "MUST", "dlpack.h: DLDataType codes (bool is kDLBool 8 bits), lanes 1")
 def p5(target):
+    """Each dtype's code, bits and lanes; an unsupported dtype is refused."""
     out = new()
     skipped = []
     for name, a, cap, f in exports(out, target, dtype_sources(np), skipped):
@@ -251,6 +257,7 @@ def p5(target):
 @check("P6", "SHOULD", "dlpack.h: DLPACK_FLAG_BITMASK_READ_ONLY 'indicates the tensor is read "
        "only' (no MUST); Python spec: read-only data is not exported as legacy without a copy")
 def p6(target):
+    """READ_ONLY on read-only memory; its legacy export refused or copied."""
     out = new()
     if not hasattr(target, "read_only"):
         raise Skip("the adapter gives no read-only arrays (read_only)")
@@ -282,6 +289,7 @@ def p6(target):
 @check("P7", "MUST", PY + ": copy=True always copies (IS_COPIED), copy=False never copies; "
        "an impossible no-copy raises BufferError")
 def p7(target):
+    """copy=True copies, copy=False never does."""
     out = new()
     a = sample()
     x = make_float32(target, a)
@@ -327,6 +335,7 @@ def p7(target):
 @check("P8", "MUST", PY + ": dl_device: the own device works; one it cannot export to raises "
        "BufferError")
 def p8(target):
+    """dl_device: the own device works, another is refused."""
     out = new()
     x = make_float32(target, sample())
     own = tuple(x.__dlpack_device__())
@@ -354,6 +363,7 @@ from . import _checks_stream  # noqa: E402,F401 (registers P9, which has a GPU h
 @check("P10", "MUST", PY + ": __dlpack_device__() -> (device_type: IntEnum, device_id: int), "
        "the capsule's device")
 def p10(target):
+    """__dlpack_device__ is a pair of ints equal to the capsule's device."""
     out = new()
     x = make_float32(target, sample(flat=True))
     dev = x.__dlpack_device__()

@@ -43,6 +43,7 @@ def _reader(shape, tools):
         host = mod.empty(shape, dtype=mod.float32, pin_memory=True)
 
         def read(x):
+            """The bytes the consumer's stream sees after x.__dlpack__(stream=it)."""
             t = torch.utils.dlpack.from_dlpack(x.__dlpack__(stream=s.cuda_stream))
             with mod.cuda.stream(s):
                 host.copy_(t, non_blocking=True)
@@ -54,6 +55,7 @@ def _reader(shape, tools):
     out = np.frombuffer(pinned, np.float32, int(np.prod(shape))).reshape(shape)
 
     def read(x):
+        """The bytes the consumer's stream sees after x.__dlpack__(stream=it)."""
         t = mod.from_dlpack(_Capsule(x.__dlpack__(stream=s.ptr)))
         t.get(out=out, stream=s)
         s.synchronize()
@@ -101,6 +103,7 @@ def stream_none(out, x):
        "never 1 or 2; a non-integer is TypeError; the producer orders its work before the "
        "consumer's stream")
 def p9(target):
+    """The stream keyword's values per device, and GPU ordering."""
     out = new()
     x = make_float32(target, sample(flat=True))
     dev = tuple(x.__dlpack_device__())

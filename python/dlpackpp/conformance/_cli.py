@@ -21,6 +21,7 @@ PROG = "python -m dlpackpp.conformance"
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
+        """Raises UsageError (exit 2, one line) instead of printing usage and exiting."""
         raise UsageError(message)
 
 

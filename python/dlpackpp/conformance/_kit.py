@@ -25,12 +25,14 @@ class Findings(list):
     """The findings of one check, in the order they were made."""
 
     def add(self, ok, level, rule, text):
+        """Records one finding; returns `ok`."""
         self.append(Finding(ok, level, rule, text))
         return ok
 
 
 def collect():
     # Deleters of objects caught in cycles run on collection; twice catches finalizer chains.
+    """Runs the garbage collector (twice: finalizers may free more)."""
     gc.collect()
     gc.collect()
 
@@ -73,6 +75,7 @@ def dtype_sources(np):
 
 
 def compact_bytes(a):
+    """A numpy array's elements' bytes, row-major."""
     import numpy as np
     return np.ascontiguousarray(a).tobytes()
 
@@ -113,6 +116,7 @@ def export(x, **kwargs):
 
 
 def first_address(fields):
+    """The address of element 0 of the fields read from a capsule."""
     return fields["data"] + fields["byte_offset"]
 
 

@@ -128,11 +128,12 @@ void kit_capsule_destructor(PyObject* capsule) {
     }
     // The capsule goes by address: an object handed to Python during its own deallocation
     // would be deallocated twice.
-    PyObject* r = g_python_destructor != nullptr
-                      ? PyObject_CallFunction(g_python_destructor, "K",
-                                              static_cast<unsigned long long>(
-                                                  reinterpret_cast<std::uintptr_t>(capsule)))
-                      : nullptr;
+    PyObject* r =
+        g_python_destructor != nullptr
+            ? PyObject_CallFunction(
+                  g_python_destructor, "K",
+                  static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(capsule)))
+            : nullptr;
     if (r == nullptr) PyErr_WriteUnraisable(g_python_destructor);  // not the dying capsule
     Py_XDECREF(r);
     return;
@@ -258,9 +259,7 @@ PyObject* count(PyObject*, PyObject* arg) {
 
 PyObject* double_frees(PyObject*, PyObject*) { return PyLong_FromLong(count_of(kAgain)); }
 
-PyObject* pending_drops(PyObject*, PyObject*) {
-  return PyLong_FromLong(count_of(kPendingDrop));
-}
+PyObject* pending_drops(PyObject*, PyObject*) { return PyLong_FromLong(count_of(kPendingDrop)); }
 
 }  // namespace
 

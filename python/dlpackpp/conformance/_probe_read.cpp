@@ -16,9 +16,9 @@ struct KnownName {
   const char* name;
   bool versioned;
 };
-constexpr KnownName kKnownNames[] = {
-    {"dltensor", false},     {"dltensor_versioned", true}, {"used_dltensor", false},
-    {"used_dltensor_versioned", true}, {kOwnedLegacy, false}, {kOwnedVersioned, true}};
+constexpr KnownName kKnownNames[] = {{"dltensor", false},      {"dltensor_versioned", true},
+                                     {"used_dltensor", false}, {"used_dltensor_versioned", true},
+                                     {kOwnedLegacy, false},    {kOwnedVersioned, true}};
 
 }  // namespace
 

@@ -64,7 +64,8 @@ PyObject* dlpackpp_import(PyObject*, PyObject* args, PyObject* kwargs) {
 
 PyMethodDef g_target_methods[] = {
     {"dlpackpp_tensor", &dlpackpp_tensor, METH_VARARGS, "a dlpackpp.Tensor over memory"},
-    {"dlpackpp_import", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&dlpackpp_import)),
+    {"dlpackpp_import",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&dlpackpp_import)),
      METH_VARARGS | METH_KEYWORDS, "try_from_dlpack, as a dlpackpp.Tensor"},
     {nullptr, nullptr, 0, nullptr}};
 

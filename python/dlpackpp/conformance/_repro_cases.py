@@ -9,6 +9,7 @@ NEEDS = {"P3": ("layouts",), "P5": ("dtype_sources",), "C3": ("layouts",)}
 
 
 def repro_p1(target):
+    """P1: the capsule name and version per max_version."""
     import numpy as np
     x = target.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
     bad = []
@@ -28,6 +29,7 @@ def repro_p1(target):
 
 
 def repro_p3(target):
+    """P3: the values reached through each layout's fields."""
     import numpy as np
     bad = []
     for name, a in layouts(np):
@@ -46,6 +48,7 @@ def repro_p3(target):
 
 
 def repro_p5(target):
+    """P5: the dtype triple of each NumPy dtype."""
     import numpy as np
     codes = {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}
     bad = []
@@ -74,6 +77,7 @@ def _refusal(label, call, bad):
 
 
 def repro_p7(target):
+    """P7: copy=True copies (IS_COPIED), copy=False never does."""
     import numpy as np
     x = target.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
     plain = read(x.__dlpack__(max_version=(1, 3)))
@@ -99,6 +103,7 @@ def repro_p7(target):
 
 
 def repro_p8(target):
+    """P8: dl_device honoured or refused with BufferError."""
     import numpy as np
     x = target.from_numpy(np.arange(6, dtype=np.float32))
     own = tuple(x.__dlpack_device__())
@@ -116,6 +121,7 @@ def repro_p8(target):
 
 
 def repro_p10(target):
+    """P10: __dlpack_device__ equals the capsule's device."""
     import numpy as np
     x = target.from_numpy(np.arange(6, dtype=np.float32))
     dev = x.__dlpack_device__()
@@ -146,6 +152,7 @@ def _released_once(label, producer, bad):
 
 
 def repro_c1(target):
+    """C1: major-2 capsules refused, the deleter called once."""
     import numpy as np
     bad = []
     for label, poison in (("major 2, poisoned fields", True), ("major 2, valid fields", False)):
@@ -177,6 +184,7 @@ def _values_cases(target, cases):
 
 
 def repro_c3(target):
+    """C3: strided inputs read right or refused with BufferError."""
     import numpy as np
     wanted = ("F order", "sliced", "negative step", "negative 2-d", "transposed",
               "size-1 odd strides")
@@ -184,6 +192,7 @@ def repro_c3(target):
 
 
 def repro_c4(target):
+    """C4: byte_offset applied."""
     import numpy as np
     base = np.arange(1, 41, dtype=np.float32).reshape(4, 10)
     row = base[2]
@@ -193,6 +202,7 @@ def repro_c4(target):
 
 
 def repro_c8(target):
+    """C8: refusals are BufferError and call the deleter once."""
     import numpy as np
     bad = []
     for label, kwargs in (("dtype code 200", {"dtype": (200, 32, 1)}),
@@ -209,6 +219,7 @@ def repro_c8(target):
 
 
 def repro_c10(target):
+    """C10: dtypes imported as themselves, never narrowed."""
     import numpy as np
     cases = [("int64", np.arange(1, 7, dtype=np.int64) + (1 << 40), {}),
              ("float64", np.arange(1, 7, dtype=np.float64) / 3, {}),

@@ -25,6 +25,7 @@ def adapters(specs, timeout):
     errors = {}
 
     def load_one(spec):
+        """Loads one adapter file in a child."""
         got = {}
         outcome = run_child({"load": spec}, [], timeout, got.update)
         if "adapter" in got:
@@ -79,6 +80,7 @@ class _Results:
         self.cells = {}
 
     def take(self, spec, event):
+        """Records one event of a child running `spec`."""
         with self.lock:
             if "version" in event and spec is not None and event["version"]:
                 self.versions.setdefault(spec, event["version"])

@@ -26,44 +26,53 @@ def _refuse(exc):
 
 
 class NumPy:
+    """NumPy: numpy.from_dlpack and ndarray.__dlpack__."""
     NAME = "numpy"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import numpy
         return numpy.__version__
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         return a
 
     @staticmethod
     def read_only(a):
+        """A read-only framework array of a's values."""
         b = a.view()
         b.flags.writeable = False
         return b
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import numpy
         return numpy.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         import numpy
         return numpy.asarray(y)
 
 
 class Torch:
+    """PyTorch: torch.from_dlpack and Tensor.__dlpack__."""
     NAME = "torch"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import torch
         return torch.__version__
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         import torch
         try:
             return torch.from_numpy(a)
@@ -72,11 +81,13 @@ class Torch:
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import torch
         return torch.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         import torch
         y = y.detach().cpu().resolve_conj()
         widths = {torch.bfloat16: torch.int16}
@@ -89,11 +100,13 @@ class Torch:
 
     @staticmethod
     def cuda_array(a):
+        """A CUDA array of a's values (None without CUDA)."""
         import torch
         return torch.from_numpy(a).cuda() if torch.cuda.is_available() else None
 
     @staticmethod
     def current_stream(device):
+        """The framework's current CUDA stream handle on `device`."""
         import torch
         return torch.cuda.current_stream(device[1]).cuda_stream
 
@@ -106,6 +119,7 @@ class Torch:
 
     @staticmethod
     def slow_update(xg):
+        """x + 1 queued behind a long kernel on the current stream (P9's ordering)."""
         import torch
         # On a stream of its own: work on the legacy default stream would be waited for by
         # any blocking stream, hiding a producer that does not order it.
@@ -115,15 +129,18 @@ class Torch:
 
 
 class Jax:
+    """JAX: jax.numpy.from_dlpack and Array.__dlpack__."""
     NAME = "jax"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import jax
         return jax.__version__
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         import jax.numpy as jnp
         try:
             x = jnp.asarray(a)
@@ -138,31 +155,37 @@ class Jax:
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import jax.numpy as jnp
         return jnp.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         import numpy
         return numpy.asarray(y)
 
     @staticmethod
     def cuda_array(a):
+        """A CUDA array of a's values (None without CUDA)."""
         import jax
         gpus = [d for d in jax.devices() if d.platform == "gpu"]
         return jax.device_put(a, gpus[0]) if gpus else None
 
 
 class CuPy:
+    """CuPy (GPU arrays): cupy.from_dlpack and ndarray.__dlpack__."""
     NAME = "cupy"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import cupy
         return cupy.__version__
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         import cupy
         try:
             x = cupy.asarray(a)
@@ -174,32 +197,38 @@ class CuPy:
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import cupy
         return cupy.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         import cupy
         return cupy.asnumpy(y)
 
     @staticmethod
     def cuda_array(a):
+        """A CUDA array of a's values (None without CUDA)."""
         import cupy
         return cupy.asarray(a)
 
     @staticmethod
     def current_stream(device):
+        """The framework's current CUDA stream handle on `device`."""
         import cupy
         return cupy.cuda.get_current_stream(device[1]).ptr
 
     @staticmethod
     def stream_context(device):
+        """(a context making a new stream current, that stream's handle)."""
         import cupy
         s = cupy.cuda.Stream(non_blocking=True)
         return s, s.ptr
 
     @staticmethod
     def slow_update(xg):
+        """x + 1 queued behind a long kernel on the current stream (P9's ordering)."""
         import cupy
         cupy.cuda.Stream(non_blocking=True).use()  # see Torch.slow_update
         spin = cupy.RawKernel(r"""extern "C" __global__ void spin(long long n) {
@@ -209,15 +238,18 @@ class CuPy:
 
 
 class TvmFfi:
+    """Apache TVM FFI: tvm_ffi.from_dlpack and Tensor.__dlpack__."""
     NAME = "tvm_ffi"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import tvm_ffi
         return getattr(tvm_ffi, "__version__", "?")
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         import tvm_ffi
         try:
             return tvm_ffi.from_dlpack(a)
@@ -226,11 +258,13 @@ class TvmFfi:
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import tvm_ffi
         return tvm_ffi.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         return host_copy(y)
 
 
@@ -240,6 +274,7 @@ class Dlpackpp:
 
     @staticmethod
     def version():
+        """The framework's version."""
         from . import kit_version
         return kit_version()
 
@@ -254,19 +289,23 @@ class Dlpackpp:
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         return Dlpackpp._tensor(a, False)
 
     @staticmethod
     def read_only(a):
+        """A read-only framework array of a's values."""
         return Dlpackpp._tensor(a, True)
 
     @staticmethod
     def from_dlpack(x, copy=None, device=None, stream=None):
+        """The framework's consumer."""
         from ._build import probe
         return probe().dlpackpp_import(x, copy=copy, device=device, stream=stream)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         return host_copy(y)
 
 

@@ -15,6 +15,7 @@ _SPIN = r"""extern "C" __global__ void spin(long long n) {
 
 
 class Wrapped:
+    """A framework array whose __dlpack__ may ignore `stream` (the fault)."""
     def __init__(self, x):
         self.x = x
 
@@ -28,14 +29,17 @@ class Wrapped:
 
 
 def from_numpy(a):
+    """A framework array with a's dtype, shape and values (or NotImplementedError)."""
     return Wrapped(cupy.asarray(a))
 
 
 def cuda_array(a):
+    """A CUDA array of a's values (None without CUDA)."""
     return Wrapped(cupy.asarray(a))
 
 
 def slow_update(x):
+    """x + 1 queued behind a long kernel on the current stream (P9's ordering)."""
     cupy.cuda.Stream(non_blocking=True).use()  # not the legacy default stream
     cupy.RawKernel(_SPIN, "spin")((1,), (1,), (cupy.int64(200_000_000),))
     x.x += 1  # queued behind the spin on the same stream

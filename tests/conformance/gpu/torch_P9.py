@@ -14,6 +14,7 @@ NAME = "broken-torch-P9" if BROKEN else "conforming-torch-P9"
 
 
 class Wrapped:
+    """A framework array whose __dlpack__ may ignore `stream` (the fault)."""
     def __init__(self, t):
         self.t = t
 
@@ -29,14 +30,17 @@ class Wrapped:
 
 
 def from_numpy(a):
+    """A framework array with a's dtype, shape and values (or NotImplementedError)."""
     return Wrapped(torch.from_numpy(a))
 
 
 def cuda_array(a):
+    """A CUDA array of a's values (None without CUDA)."""
     return Wrapped(torch.from_numpy(a).cuda()) if torch.cuda.is_available() else None
 
 
 def slow_update(x):
+    """x + 1 queued behind a long kernel on the current stream (P9's ordering)."""
     torch.cuda.set_stream(torch.cuda.Stream(x.t.device))  # not the legacy default stream
     torch.cuda._sleep(200_000_000)  # the add below waits behind this on that stream
     x.t.add_(1)
