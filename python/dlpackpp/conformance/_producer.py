@@ -3,6 +3,8 @@
 checks hand a framework's from_dlpack. Like every real producer it makes a fresh capsule on
 each __dlpack__ call (one capsule handed out twice is L3's case, made on purpose there)."""
 
+import functools
+
 from ._build import probe
 from ._dtypes import address, dtype_of, element_strides
 from ._host import IS_COPIED
@@ -14,21 +16,21 @@ _TENSOR_NAMES = (b"dltensor", b"dltensor_versioned")
 RIGHT_DESTRUCTOR, PYTHON_DESTRUCTOR = 0, 5
 
 
+@functools.lru_cache(maxsize=None)
 def _capsule_api():
+    # Prototypes of our own: ctypes.pythonapi's attributes are shared by every user.
     import ctypes
-    api = ctypes.pythonapi
-    get_name, get_pointer = api.PyCapsule_GetName, api.PyCapsule_GetPointer
-    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.c_void_p]
-    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.c_void_p,
-                                                                  ctypes.c_char_p]
-    return get_name, get_pointer
+    name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.c_void_p)
+    pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
+    return (name(("PyCapsule_GetName", ctypes.pythonapi)),
+            pointer(("PyCapsule_GetPointer", ctypes.pythonapi)))
 
 
-def _python_destructor(capsule_address, _api=[]):
+def _python_destructor(capsule_address):
     """The body of a capsule destructor written in Python with ctypes, as some producers have
     it (the probe's destructor calls it unless an exception is pending: then Python cannot
     run, the deleter is never reached and the error is lost, as numpy#32697 shows)."""
-    get_name, get_pointer = _api[0] if _api else _api.append(_capsule_api()) or _api[0]
+    get_name, get_pointer = _capsule_api()
     name = get_name(capsule_address)
     if name in _TENSOR_NAMES:  # not renamed used_...: nobody consumed it
         probe().run_deleter(get_pointer(capsule_address, name), name == _TENSOR_NAMES[1])
