@@ -54,9 +54,11 @@ def x1(target):
                 "'dlpack_exchange_api' capsule", "an integer table (the 1.2 form)")
         return out
     p = probe()
-    state = p.capsule_state(api)
-    name = state[0] if state else None
-    out.add(name == "dlpack_exchange_api", "MUST", HDR + ": capsule name",
+    import ctypes
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    name = get_name(api)
+    out.add(name == b"dlpack_exchange_api", "MUST", HDR + ": capsule name",
             "the capsule is named %r" % name)
     first = p.table_header(api)["address"]
     again = p.table_header(getattr(type(x), "__dlpack_c_exchange_api__"))["address"]
