@@ -41,6 +41,15 @@ def take_quietly(capsule, name):
     return owned
 
 
+def _mystery_capsule():
+    """A capsule under a name no DLPack reader knows, over an address nothing may read."""
+    api = ctypes.pythonapi
+    api.PyCapsule_New.restype = ctypes.py_object
+    api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return api.PyCapsule_New(0x10, _NAMES.setdefault(b"dltensor_v9", ctypes.c_char_p(
+        b"dltensor_v9")), None)
+
+
 def read_as_major_1(capsule):
     """The fields of a versioned capsule read as if its major were 1 (a consumer that ignores
     the version): the version field is overwritten in place."""
@@ -98,6 +107,15 @@ VARIANTS = {
     "adapter-dtype": "from_numpy stores bool as uint8 (the adapter's choice, as pyarrow's)",
     "runtime-refusal": "__dlpack__(copy=True) is refused with RuntimeError, not BufferError",
 }
+# More faults, each for a fix of its own (fault name: the check that must fail at MUST, and
+# what the report's detail must say: a wrong capsule name is never read, so never crashes).
+EXTRA_FAULTS = {
+    "wrong-name": ("P1", "a capsule named 'dltensor_v9'",
+                   "__dlpack__ returns a capsule named 'dltensor_v9' over a pointer that is no "
+                   "tensor (reading it would crash)"),
+    "narrowing": ("C10", "int64 came back 4 bytes wide",
+                  "the consumer imports int64 as int32 and float64 as float32 (silently)"),
+}
 # The variants that break a SHOULD, not a MUST: that check fails at SHOULD, the exit status
 # stays 0 (the level comes from the rule broken, not from the exception class seen).
 SHOULD_ONLY = {"runtime-refusal": "P7"}
@@ -146,6 +164,8 @@ def adapter(fault=None):
                 raise TypeError("stream must be an int or None")
             if fault != "P8" and dl_device is not None and tuple(dl_device) != CPU:
                 raise BufferError("RefArray lives on the CPU only")
+            if fault == "wrong-name":
+                return _mystery_capsule()
             if max_version is None and fault == "legacy-refusal":
                 raise BufferError("RefArray exports versioned capsules only")
             if copy and fault == "runtime-refusal":
@@ -299,6 +319,8 @@ def adapter(fault=None):
 
     def to_numpy(y):
         """The values of what from_dlpack returned, as numpy."""
+        if fault == "narrowing" and y.a.dtype.itemsize == 8 and y.a.dtype.kind in "if":
+            return y.a.astype(y.a.dtype.kind + "4")
         return y.a + 1 if fault == "M1" and y.a.dtype.kind in "iuf" else y.a
 
     name = "reference" if fault is None else (fault if fault in VARIANTS else "broken-" + fault)
