@@ -145,6 +145,7 @@ def _imported(target, producer):
 
 
 def _released_once(label, producer, bad):
+    """Adds a finding unless the producer's deleter ran exactly once."""
     import gc
     gc.collect()
     if producer.deleted != 1:
@@ -168,6 +169,8 @@ def repro_c1(target):
 
 
 def _values_cases(target, cases):
+    """The cases whose import gives other values or refuses with another class than
+    BufferError, or whose deleter does not run once."""
     import numpy as np
     bad = []
     for label, a, kwargs in cases:
@@ -230,3 +233,91 @@ def repro_c10(target):
              ("float8_e4m3fn", np.arange(1, 7, dtype=np.uint8), {"dtype": (10, 8, 1)}),
              ("float8_e5m2", np.arange(1, 7, dtype=np.uint8), {"dtype": (12, 8, 1)})]
     return _values_cases(target, cases)
+
+
+def repro_p2(target):
+    """P2: malformed keywords raise TypeError."""
+    import numpy as np
+    x = target.from_numpy(np.arange(6, dtype=np.float32))
+    bad = []
+    for label, kwargs in (("max_version='1'", {"max_version": "1"}),
+                          ("max_version=(1,)", {"max_version": (1,)}),
+                          ("an unknown keyword", {"no_such_keyword": 1})):
+        try:
+            x.__dlpack__(**kwargs)
+            bad.append((label, "TypeError", "accepted"))
+        except TypeError:
+            pass
+        except Exception as e:  # noqa: BLE001 - the class is what is checked
+            bad.append((label, "TypeError", "%s: %s" % (type(e).__name__, e)))
+    return bad
+
+
+def repro_p9(target):
+    """P9 (CPU): stream=None is accepted, a non-integer stream is TypeError."""
+    import numpy as np
+    x = target.from_numpy(np.arange(6, dtype=np.float32))
+    bad, kwargs = [], {}
+    try:
+        x.__dlpack__(stream=None)
+    except BufferError:  # a refused legacy export (allowed): asked again, versioned
+        kwargs = {"max_version": (1, 3)}
+        try:
+            x.__dlpack__(stream=None, **kwargs)
+        except Exception as e:  # noqa: BLE001
+            bad.append(("stream=None", "a capsule", "%s: %s" % (type(e).__name__, e)))
+    except Exception as e:  # noqa: BLE001
+        bad.append(("stream=None", "a capsule", "%s: %s" % (type(e).__name__, e)))
+    try:
+        x.__dlpack__(stream="0", **kwargs)
+        bad.append(("stream='0'", "TypeError", "accepted"))
+    except TypeError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        bad.append(("stream='0'", "TypeError", "%s: %s" % (type(e).__name__, e)))
+    return bad
+
+
+def repro_c2(target):
+    """C2: the consumer passes max_version, and takes a producer that predates it."""
+    import numpy as np
+    a = np.arange(6, dtype=np.float32)
+    p = Producer(a)
+    bad = _values_cases(target, [("legacy producer", a, {"legacy_only": True})])
+    _imported(target, p)
+    if not any(c["max_version"] is not None for c in p.calls):
+        bad.append(("from_dlpack", "__dlpack__(max_version=...)", "calls %s" % p.calls))
+    return bad
+
+
+def repro_c5(target):
+    """C5: size 0 with NULL data and 0-d with NULL shape and strides are imported."""
+    import numpy as np
+    bad = []
+    for label, a, kwargs in (("size 0 with NULL data", np.zeros((0, 3), np.float32),
+                              {"data": 0}),
+                             ("0-d with NULL shape and strides", np.array(3.5, np.float32), {})):
+        p = Producer(a, **kwargs)
+        state, got = _imported(target, p)
+        if state == "refused":
+            bad.append((label, "imported", "%s: %s" % (type(got).__name__, got)))
+        elif got != a.tobytes():
+            bad.append((label, a.tolist(), np.frombuffer(got, a.dtype).tolist()))
+        del got
+        _released_once(label, p, bad)
+    return bad
+
+
+def repro_c9(target):
+    """C9: a NULL deleter and a NULL manager_ctx are tolerated."""
+    import numpy as np
+    a = np.arange(6, dtype=np.float32)
+    bad = []
+    for label, kwargs in (("NULL deleter", {"null_deleter": True}),
+                          ("NULL manager_ctx", {"null_ctx": True})):
+        state, got = _imported(target, Producer(a, **kwargs))
+        if state == "refused":
+            bad.append((label, "imported", "%s: %s" % (type(got).__name__, got)))
+        elif got != a.tobytes():
+            bad.append((label, a.tolist(), np.frombuffer(got, a.dtype).tolist()))
+    return bad

@@ -103,7 +103,8 @@ class Producer:
     with garbage), a fresh capsule per call; `deleted` counts its deleter's calls."""
 
     def __init__(self, a, dtype=None, version=(1, 3), data=None, byte_offset=0, shape=None,
-                 strides=None, device=(1, 0), flags=0, poison=False):
+                 strides=None, device=(1, 0), flags=0, poison=False, legacy_only=False,
+                 null_deleter=False, null_ctx=False, null_strides=False):
         codes = {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}
         self.a, self.version, self.device, self.flags = a, version, device, flags
         self.dtype = dtype or (codes[a.dtype.kind], a.itemsize * 8, 1)
@@ -111,12 +112,17 @@ class Producer:
         self.byte_offset, self.poison = byte_offset, poison
         self.shape = list(a.shape) if shape is None else shape
         self.strides = [s // a.itemsize for s in a.strides] if strides is None else strides
-        self.deleted = 0
+        self.legacy_only, self.null_deleter, self.null_ctx = legacy_only, null_deleter, null_ctx
+        self.null_strides = null_strides
+        self.deleted, self.calls = 0, []
 
     def __dlpack_device__(self):
         return self.device
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        self.calls.append({"max_version": max_version, "copy": copy, "dl_device": dl_device})
+        if self.legacy_only and (max_version, dl_device, copy) != (None, None, None):
+            raise TypeError("__dlpack__() got an unexpected keyword argument (a legacy producer)")
         versioned = max_version is not None and max_version[0] >= 1
         m = DLManagedTensorVersioned() if versioned else DLManagedTensor()
         t = m.dl_tensor
@@ -126,14 +132,16 @@ class Producer:
         t.device.device_type, t.device.device_id = self.device
         t.dtype.code, t.dtype.bits, t.dtype.lanes = self.dtype
         t.shape = ctypes.cast(shape, c_int64_p) if self.shape else None
-        t.strides = ctypes.cast(strides, c_int64_p) if self.shape else None
+        t.strides = ctypes.cast(strides, c_int64_p) if self.shape and not self.null_strides \
+            else None
         if self.poison:
             t.data, t.ndim, t.byte_offset, t.dtype.code = 0x10, -7, 2 ** 64 - 1, 0xEE
             t.shape, t.strides = ctypes.cast(0x18, c_int64_p), ctypes.cast(0x20, c_int64_p)
         if versioned:
             m.major, m.minor, m.flags = self.version[0], self.version[1], self.flags
         deleter = _DELETER(self._count)
-        m.deleter = ctypes.cast(deleter, ctypes.c_void_p)
+        m.deleter = None if self.null_deleter else ctypes.cast(deleter, ctypes.c_void_p)
+        m.manager_ctx = None if self.null_ctx else ctypes.addressof(m)
         destructor = _DELETER(lambda capsule: self._destroy(capsule, m, deleter))
         _KEPT.extend([m, shape, strides, deleter, destructor])
         return _new_capsule(ctypes.addressof(m), _NAMES[versioned],
@@ -143,7 +151,8 @@ class Producer:
         self.deleted += 1
 
     def _destroy(self, capsule, m, deleter):
-        if _get_name(capsule) in (b"dltensor", b"dltensor_versioned"):  # never consumed
+        never_consumed = _get_name(capsule) in (b"dltensor", b"dltensor_versioned")
+        if never_consumed and not self.null_deleter:
             deleter(ctypes.addressof(m))
 
 
