@@ -13,6 +13,9 @@ _stream = []  # the open channel of this process, when it is a child of the runn
 def open_from_environment():
     """Opens the channel the runner named in the environment (a child's first act)."""
     fd = int(os.environ.pop(_FD_VARIABLE))
+    # Not inherited by what the framework starts: the runner sees the channel close (and the
+    # child's death) when the child itself ends.
+    os.set_inheritable(fd, False)
     _stream.append(os.fdopen(fd, "w", encoding="utf-8"))
 
 

@@ -111,8 +111,8 @@ def _main(argv):
         raise UsageError("the kit needs numpy in this interpreter (pip install numpy)")
     build()  # once here, so children do not race to compile it
     from . import _runner
-    sides = _runner.adapters(specs, args.timeout)
-    targets, matrix = _runner.run(specs, sides, only, args.timeout)
+    kinds = _runner.adapters(specs, args.timeout)
+    targets, matrix = _runner.run(specs, kinds, only, args.timeout)
     env = environment(argv)
     env["frameworks"] = {t["name"]: t["version"] for t in targets}
     report = finish({"dlpack": "1.3", "kit": kit_version(), "targets": targets,

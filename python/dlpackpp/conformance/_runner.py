@@ -45,7 +45,7 @@ def adapters(specs, timeout):
     return out
 
 
-def _jobs(specs, sides, ids, count):
+def _jobs(specs, kinds, ids, count):
     """The children to run: ({job}, [keys]) for each target's checks and for the matrix."""
     jobs = []
     # Importing a framework is most of a child's cost (PyTorch: seconds): one child per
@@ -58,8 +58,8 @@ def _jobs(specs, sides, ids, count):
                 jobs.append(({"target": spec, "checks": keys}, keys))
     if "M1" in ids:
         from ._matrix import cases
-        producers = [s for s in specs if sides[s]["producer"]]
-        consumers = [s for s in specs if sides[s]["consumer"]]
+        producers = [s for s in specs if kinds[s]["producer"]]
+        consumers = [s for s in specs if kinds[s]["consumer"]]
         # A few children for the whole matrix: each imports every framework once.
         for n in range(min(count, len(producers))):
             keys = [(p, c, name) for p in producers[n::count] for c in consumers
@@ -124,14 +124,14 @@ def _work(jobs, results, timeout):
             jobs.put((new_job, rest))
 
 
-def run(specs, sides, only, timeout, workers=None):
-    """specs: the targets as given; sides: adapters(specs); only: the check IDs to run (None:
+def run(specs, kinds, only, timeout, workers=None):
+    """specs: the targets as given; kinds: adapters(specs); only: the check IDs to run (None:
     all). Returns (targets, matrix) for the report."""
     registry()
     ids = [i for i in ORDER if not only or i in only]
     count = workers or min(os.cpu_count() or 2, 8)
     jobs = queue.Queue()
-    for job in _jobs(specs, sides, ids, count):
+    for job in _jobs(specs, kinds, ids, count):
         jobs.put(job)
     results = _Results(specs)
     threads = [threading.Thread(target=_work, args=(jobs, results, timeout))
@@ -145,16 +145,16 @@ def run(specs, sides, only, timeout, workers=None):
         checks = [results.checks[spec].get(i) or entry(i, "fail", "no verdict: no child "
                                                        "reported this check", "MUST")
                   for i in ids if i != "M1"]
-        targets.append({"name": sides[spec]["name"], "version": results.versions.get(spec, ""),
+        targets.append({"name": kinds[spec]["name"], "version": results.versions.get(spec, ""),
                         "spec": spec, "checks": checks})
-    return targets, _matrix(specs, sides, results.cells)
+    return targets, _matrix(specs, kinds, results.cells)
 
 
-def _matrix(specs, sides, cells):
+def _matrix(specs, kinds, cells):
     from ._matrix import cases
     order = {name: n for n, (name, _) in enumerate(cases())}
     keys = sorted(cells, key=lambda k: (specs.index(k[0]), specs.index(k[1]), order[k[2]]))
-    return [{"producer": sides[p]["name"], "consumer": sides[c]["name"], "case": case,
+    return [{"producer": kinds[p]["name"], "consumer": kinds[c]["name"], "case": case,
              "outcome": cells[(p, c, case)]["outcome"],
              "detail": cells[(p, c, case)].get("detail", "")}
             for p, c, case in keys if cells[(p, c, case)] is not None]
