@@ -6,7 +6,8 @@ a table per target coloured by level, each failure with the command that reruns 
 
 import html
 
-from ._report import OUTCOMES, banner, counts, environment_lines, matrix_grid, summary
+from ._report import (OUTCOMES, banner, baseline_lines, counts, environment_lines,
+                      matrix_grid, summary)
 
 COLOURS = {"pass": "#2e7d32", "copy": "#7cb342", "refuse": "#f9a825", "wrong": "#c62828",
            "crash": "#6a1b9a"}
@@ -112,6 +113,7 @@ def page(report):
              "<h1>DLPack %s conformance <small>dlpackpp %s</small></h1>" % (
                  e(report["dlpack"]), e(report["kit"]))]
     parts += _banners(report)
+    parts += ["<p class='baseline'>%s</p>" % e(line) for line in baseline_lines(report)]
     parts.append("<h2 id='environment'>Environment</h2><pre class='env'>%s</pre>"
                  % e("\n".join(environment_lines(report))))
     parts += _matrix(report)

@@ -60,6 +60,15 @@ def summary(cells):
     return " ".join("%d %s" % (n[o], o) for o in OUTCOMES if n.get(o))
 
 
+def baseline_lines(report):
+    """What --baseline found: new MUST failures and fixed checks (none without --baseline)."""
+    found = report.get("baseline")
+    if not found:
+        return []
+    return ["new MUST failures since the baseline: %s" % (", ".join(found["new"]) or "none"),
+            "fixed since the baseline: %s" % (", ".join(found["fixed"]) or "none")]
+
+
 def environment_lines(report):
     """The environment block as lines (Python, OS, frameworks, kit, command)."""
     env = report.get("environment", {})
@@ -79,6 +88,7 @@ def as_json(report):
 def text(report):
     """The table the terminal shows when no report file is asked for."""
     lines = ["DLPack %s conformance (dlpackpp %s)" % (report["dlpack"], report["kit"])]
+    lines += baseline_lines(report)
     for t in report["targets"]:
         lines += ["", banner(t)]
         for c in t["checks"]:
@@ -104,7 +114,8 @@ def _md(value):
 def markdown(report):
     """The Markdown report: a banner and a table per target, then the matrix."""
     out = ["# DLPack %s conformance (dlpackpp %s)" % (report["dlpack"], report["kit"]), ""]
-    out += ["- " + banner(t) for t in report["targets"]]
+    out += ["- " + line for line in [banner(t) for t in report["targets"]] +
+            baseline_lines(report)]
     for t in report["targets"]:
         out += ["", "## %s %s" % (t["name"], t["version"]), "",
                 "| ID | role | level | verdict | rule | detail |", "|---|---|---|---|---|---|"]
