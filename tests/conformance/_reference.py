@@ -10,7 +10,7 @@ import ctypes
 
 import numpy as np
 
-from dlpackpp.conformance import probe
+from dlpackpp.conformance import host_copy, probe
 
 READ_ONLY, IS_COPIED = 1, 2
 CPU = (1, 0)
@@ -107,14 +107,17 @@ VARIANTS = {
     "adapter-dtype": "from_numpy stores bool as uint8 (the adapter's choice, as pyarrow's)",
     "runtime-refusal": "__dlpack__(copy=True) is refused with RuntimeError, not BufferError",
 }
-# More faults, each for a fix of its own (fault name: the check that must fail at MUST, and
-# what the report's detail must say: a wrong capsule name is never read, so never crashes).
+# More faults, each for a fix of its own (fault name: the check that must fail, at which level,
+# and what the report's detail must say: a wrong capsule name is never read, so never crashes).
 EXTRA_FAULTS = {
-    "wrong-name": ("P1", "a capsule named 'dltensor_v9'",
+    "wrong-name": ("P1", "MUST", "a capsule named 'dltensor_v9'",
                    "__dlpack__ returns a capsule named 'dltensor_v9' over a pointer that is no "
                    "tensor (reading it would crash)"),
-    "narrowing": ("C10", "int64 came back 4 bytes wide",
+    "narrowing": ("C10", "MUST", "int64 came back 4 bytes wide",
                   "the consumer imports int64 as int32 and float64 as float32 (silently)"),
+    "hands-back": ("C2", "SHOULD", "without max_version",
+                   "the consumer never passes max_version and returns the object it was "
+                   "given (as nanobind does), so to_numpy asks that producer again"),
 }
 # The variants that break a SHOULD, not a MUST: that check fails at SHOULD, the exit status
 # stays 0 (the level comes from the rule broken, not from the exception class seen).
@@ -259,7 +262,7 @@ def adapter(fault=None):
         x.__dlpack__ with the keywords the request needs."""
         if type(x).__name__ == "PyCapsule":
             return x
-        kwargs = {} if fault == "C2" else {"max_version": (1, 3)}
+        kwargs = {} if fault in ("C2", "hands-back") else {"max_version": (1, 3)}
         if copy is not None and fault != "C11":
             kwargs["copy"] = copy
         if device is not None:
@@ -274,7 +277,7 @@ def adapter(fault=None):
     def from_dlpack(x, copy=None, device=None):
         """The framework's consumer."""
         box = [export(x, copy, device)]
-        handed = box[0] is x
+        handed = x if fault == "hands-back" else box[0] is x  # the capsule itself was given
         del x
         f = p.read(box[0])
         if fault == "L3" and f["name"].startswith("used_"):
@@ -307,7 +310,7 @@ def adapter(fault=None):
         result = wrap(owned, f)
         if copy and not f.get("flags", 0) & IS_COPIED and fault != "C11":
             result = RefArray(result.a.copy())  # a producer that could not copy: copy here
-        return result
+        return handed if fault == "hands-back" else result
 
     def from_numpy(a):
         """A framework array with a's dtype, shape and values (or NotImplementedError)."""
@@ -319,6 +322,8 @@ def adapter(fault=None):
 
     def to_numpy(y):
         """The values of what from_dlpack returned, as numpy."""
+        if not isinstance(y, RefArray):  # the producer handed back (hands-back)
+            return host_copy(y)
         if fault == "narrowing" and y.a.dtype.itemsize == 8 and y.a.dtype.kind in "if":
             return y.a.astype(y.a.dtype.kind + "4")
         return y.a + 1 if fault == "M1" and y.a.dtype.kind in "iuf" else y.a

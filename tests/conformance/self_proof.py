@@ -3,7 +3,7 @@
 (_reference.py) through broken.py, with $DLPACKPP_CONFORMANCE_FAULT naming what it does:
 
     self_proof.py fault ID        broken.py with fault ID must fail check ID (M1: 'wrong' cells;
-                                  a name of _reference.EXTRA_FAULTS: its check, at MUST)
+                                  a name of _reference.EXTRA_FAULTS: its check, at its level)
     self_proof.py variant NAME    a conforming variant (what real frameworks do that the spec
                                   allows) must pass every check, as conforming.py must
     self_proof.py conforming      conforming.py passes every check, exit 0, an all-pass matrix
@@ -44,10 +44,10 @@ def run_kit(targets, only=None, fault=None, extra=()):
 
 def prove_fault(fault):
     """The broken adapter with `fault` (a check ID, or a name of EXTRA_FAULTS) fails its check
-    (for an extra fault: at MUST, with the detail it names)."""
+    (for an extra fault: at its level, with the detail it names)."""
     sys.path.insert(0, HERE)
     from _reference import EXTRA_FAULTS
-    check_id, needle, _ = EXTRA_FAULTS.get(fault, (fault, "", ""))
+    check_id, level, needle, _ = EXTRA_FAULTS.get(fault, (fault, None, "", ""))
     status, report = run_kit([os.path.join(HERE, "broken.py")], check_id, fault)
     if check_id == "M1":
         wrong = [c for c in report["matrix"] if c["outcome"] == "wrong"]
@@ -63,12 +63,12 @@ def prove_fault(fault):
         sys.exit("%s: the broken adapter was not caught: %s" % (check_id, json.dumps(entry)))
     if entry["level"] == "MUST" and status != 1:
         sys.exit("%s failed at MUST but the kit exited %d" % (check_id, status))
-    if needle and (entry["level"] != "MUST" or needle not in entry["detail"]):
-        sys.exit("%s: %s did not fail at MUST saying %r: %s" % (fault, check_id, needle,
-                                                               json.dumps(entry)))
-    if needle and (entry["level"] != "MUST" or needle not in entry["detail"]):
-        sys.exit("%s: %s did not fail at MUST saying %r: %s" % (fault, check_id, needle,
-                                                               json.dumps(entry)))
+    if needle and (entry["level"] != level or needle not in entry["detail"]):
+        sys.exit("%s: %s did not fail at %s saying %r: %s" % (fault, check_id, level, needle,
+                                                             json.dumps(entry)))
+    if needle and (entry["level"] != level or needle not in entry["detail"]):
+        sys.exit("%s: %s did not fail at %s saying %r: %s" % (fault, check_id, level, needle,
+                                                             json.dumps(entry)))
     print("%s fails as it should (%s): %s" % (check_id, entry["level"], entry["detail"]))
 
 

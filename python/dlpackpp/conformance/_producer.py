@@ -69,6 +69,7 @@ class KitArray:
         self.counter = probe().new_counter()
         self.pending_drops = probe().pending_drops()  # the process's count when made
         self.calls = []
+        self.consumer_calls = self.calls  # narrowed by take() to those of from_dlpack
         self.made = 0  # capsules handed out: each must see its deleter run once
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None, **unknown):
@@ -108,8 +109,9 @@ class KitArray:
         return probe().count(self.counter)
 
     def asked_versioned(self):
-        """Whether any __dlpack__ call passed max_version."""
-        return any(c["max_version"] is not None for c in self.calls)
+        """Whether the consumer passed max_version (in the calls of its from_dlpack, where
+        take() recorded them; else in any call)."""
+        return any(c["max_version"] is not None for c in self.consumer_calls)
 
 
 class LegacyKitArray(KitArray):
