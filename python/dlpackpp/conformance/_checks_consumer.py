@@ -36,7 +36,8 @@ def take(target, k, **kwargs):
     """from_dlpack(k): ('ok', result) or ('refused', exception). The __dlpack__ calls made
     meanwhile are the consumer's (k.consumer_calls): a result that is k itself (a consumer
     that hands back its input) is asked again by to_numpy, and those calls are the kit's."""
-    before = len(k.calls)
+    calls = getattr(k, "calls", None)  # None for a capsule handed in itself (L3)
+    before = len(calls or ())
     try:
         return "ok", target.from_dlpack(k, **kwargs)
     except Exception as e:  # noqa: BLE001 - refusals are judged by the caller
@@ -44,7 +45,8 @@ def take(target, k, **kwargs):
         e.__traceback__ = e.__context__ = e.__cause__ = None
         return "refused", e
     finally:
-        k.consumer_calls = k.calls[before:]
+        if calls is not None:
+            k.consumer_calls = calls[before:]
 
 
 class Seen:
