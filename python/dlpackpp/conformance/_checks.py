@@ -67,7 +67,8 @@ def entry(check_id, verdict, detail, level=None, rule=None):
 def verdict(check_id, findings):
     """The report entry for a check's findings."""
     failed = [f for f in findings if not f.ok and f.level != "INFO"]
-    notes = [f.text for f in findings if not f.ok and f.level == "INFO"]
+    # The same note from many cases is told once.
+    notes = list(dict.fromkeys(f.text for f in findings if not f.ok and f.level == "INFO"))
     if failed:
         worst = max(failed, key=lambda f: _RANK[f.level])
         shown = [f.text for f in sorted(failed, key=lambda f: -_RANK[f.level])]
