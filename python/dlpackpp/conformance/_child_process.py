@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """One child process of the runner, watched: its events come on a pipe of their own
-(_channel.py), its stdout and stderr go to a file (whatever a framework prints, however
-much, never blocks it or reaches the parser), and a wall-clock deadline per case kills it
-and everything it started, whatever it prints meanwhile."""
+(_channel.py); its stdout and stderr are drained by a thread that keeps only their last
+bytes (whatever a framework prints, however much, never blocks it, fills a disk or reaches
+the parser); and a wall-clock deadline per case kills it and everything it started,
+whatever it prints meanwhile."""
 
 import json
 import os
@@ -10,7 +11,7 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 
 from ._channel import child_environment
@@ -28,11 +29,33 @@ def death(returncode):
     return "exited with status %s" % returncode
 
 
-def _last_line(log):
-    log.seek(0, os.SEEK_END)
-    log.seek(max(0, log.tell() - 4096))
-    lines = [l.strip() for l in log.read().decode("utf-8", "replace").splitlines() if l.strip()]
-    return lines[-1][-200:] if lines else ""
+class _Tail:
+    """Drains a stream on a thread of its own, keeping its last `size` bytes."""
+
+    def __init__(self, stream, size=4096):
+        self.stream, self.size, self.data = stream, size, b""
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def _drain(self):
+        while True:
+            chunk = os.read(self.stream.fileno(), 1 << 16)
+            if not chunk:
+                return
+            self.data = (self.data + chunk)[-self.size:]
+
+    def close(self):
+        """Waits a little for the end of the stream, then closes it (unless a process the
+        child started still holds it open: its thread and fd then end with the kit)."""
+        self.thread.join(2)
+        if not self.thread.is_alive():
+            self.stream.close()
+
+    def last_line(self):
+        """The last non-empty line of what came (its last 200 characters)."""
+        lines = [l.strip() for l in self.data.decode("utf-8", "replace").splitlines()]
+        lines = [l for l in lines if l]
+        return lines[-1][-200:] if lines else ""
 
 
 class Outcome:
@@ -62,26 +85,27 @@ def run_child(job, keys, timeout, on_event):
     read_end, write_end = os.pipe()
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **child_environment(write_end))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
-    with tempfile.TemporaryFile() as log:
-        try:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "dlpackpp.conformance._child", json.dumps(job)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-                pass_fds=(write_end,), start_new_session=True)
-        finally:
-            os.close(write_end)
-        with os.fdopen(read_end, "rb", buffering=0) as pipe:
-            outcome = _watch(child, pipe, keys, timeout, on_event)
-        try:
-            child.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # closed its channel but lives on
-            _kill(child)
-        if not outcome.why and not outcome.finished:  # the channel closed: the child ended
-            outcome.why = death(child.returncode) + outcome.where()
-        if outcome.why:
-            tail = _last_line(log)
-            if tail:
-                outcome.why += " (its last output: %s)" % tail
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "dlpackpp.conformance._child", json.dumps(job)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env=env, pass_fds=(write_end,), start_new_session=True)
+    finally:
+        os.close(write_end)
+    output = _Tail(child.stdout)
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        outcome = _watch(child, pipe, keys, timeout, on_event)
+    try:
+        child.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # closed its channel but lives on
+        _kill(child)
+    if not outcome.why and not outcome.finished:  # the channel closed: the child ended
+        outcome.why = death(child.returncode) + outcome.where()
+    output.close()
+    if outcome.why:
+        tail = output.last_line()
+        if tail:
+            outcome.why += " (its last output: %s)" % tail
     return outcome
 
 
