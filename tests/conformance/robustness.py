@@ -2,7 +2,7 @@
 """Nothing is lost: the kit's verdicts survive what frameworks and adapters do to a process.
 
     robustness.py CASE      CASE: noisy, hang, crash, load, usage, baseline, repro,
-                            producer_only
+                            producer_only, warmup
 
 Each case runs the kit on an adapter of this folder (robust_*.py) or with bad arguments, and
 fails unless every verdict asked for is in the report and the exit status is right; usage
@@ -102,6 +102,39 @@ def producer_only():
     c4 = [c for c in mine if c["id"] == "C4"][0]
     expect(c4["verdict"] == "skip", "C4 of a producer-only adapter: %s" % c4)
     print("producer-only adapter: a matrix row, no column, consumer checks skipped")
+
+
+def warmup():
+    """P9's GPU half decides after a warm-up: a first launch that waits (lazy module loading)
+    is not taken for launches that block; launches that always block stay inconclusive.
+    Without a GPU, on a simulated one: slow_update sleeps where a launch would wait."""
+    import numpy as np
+    from dlpackpp.conformance._checks_stream import ordering
+    from dlpackpp.conformance._kit import Findings
+
+    class Device:
+        def __init__(self, blocks_always):
+            self.blocks_always, self.launches = blocks_always, 0
+
+        def slow_update(self, x):
+            self.launches += 1
+            if self.blocks_always or self.launches == 1:
+                time.sleep(0.2)  # the host waits for the device
+            return x + 1
+
+    for blocks_always, conclusive in ((False, True), (True, False)):
+        device = Device(blocks_always)
+        out = Findings()
+        a = np.arange(8, dtype=np.float32)
+        ordering(out, device, lambda a: a.copy(), a, a.copy(), lambda x: x.tobytes(),
+                 lambda: None, "simulated")
+        decided = [f for f in out if f.level == "MUST"]
+        expect(bool(decided) == conclusive and device.launches == 2,
+               "blocks always %s: %s, %d launches" % (blocks_always, [
+                   (f.ok, f.level, f.text) for f in out], device.launches))
+        expect(not conclusive or decided[0].ok, "the ordered result was failed")
+    print("P9 warm-up: a first launch that waits is warmed away; launches that always block "
+          "stay inconclusive")
 
 
 def one_line_usage(args, needle, env=None):
@@ -212,4 +245,5 @@ if __name__ == "__main__":
         print("DLPACKPP_TEST_SKIPPED: %s has no numpy" % sys.executable)
     else:
         {"noisy": noisy, "hang": hang, "crash": crash, "load": load, "usage": usage,
-         "baseline": baseline, "repro": repro, "producer_only": producer_only}[sys.argv[1]]()
+         "baseline": baseline, "repro": repro, "producer_only": producer_only,
+         "warmup": warmup}[sys.argv[1]]()

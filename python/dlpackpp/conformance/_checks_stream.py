@@ -145,7 +145,8 @@ def p9(target):
         out.add(False, "INFO", "", "GPU ordering skipped: the adapter has no slow_update (no "
                 "way to queue work on this framework's stream)")
         return out
-    ordering(out, target, tools, make_cuda, a, xg)
+    ordering(out, target, make_cuda, a, xg, _reader(a.shape, tools),
+             lambda: _synchronize(tools), tools[0])
     return out
 
 
@@ -157,16 +158,16 @@ def _synchronize(tools):
         mod.cuda.runtime.deviceSynchronize()
 
 
-def ordering(out, target, tools, make_cuda, a, xg):
+def ordering(out, target, make_cuda, a, xg, read, synchronize, consumer):
     """P9's GPU half: work queued on the producer's stream is visible on the consumer's
-    stream after __dlpack__(stream=...). Conclusive only where a kernel launch returns before
-    the kernel ends, which is measured (after a warm-up), never assumed."""
-    read = _reader(a.shape, tools)
+    stream after __dlpack__(stream=...) (`read(x)`: the bytes `consumer`'s stream sees;
+    `synchronize()` waits for the device). Conclusive only where a kernel launch returns
+    before the kernel ends, which is measured (after a warm-up), never assumed."""
     # The first launch of each kernel in a process waits for the device (CUDA loads modules
     # lazily; CuPy compiles its kernels on first use): everything the timed call runs is
     # run once on a scratch array first, and waited for.
     read(slow_update(target, make_cuda(a)))
-    _synchronize(tools)
+    synchronize()
     started = time.monotonic()
     late = slow_update(target, xg)
     elapsed = time.monotonic() - started
@@ -180,7 +181,7 @@ def ordering(out, target, tools, make_cuda, a, xg):
     seen = read(late)
     out.add(seen == (a + 1).tobytes(), "MUST", PY + ": the producer makes the consumer's "
             "stream wait for its pending work", "the consumer's stream read stale values: the "
-            "producer did not order its pending work before stream %s" % tools[0])
+            "producer did not order its pending work before stream %s" % consumer)
 
 
 def slow_update(target, xg):
