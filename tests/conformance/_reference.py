@@ -10,14 +10,54 @@ import ctypes
 
 import numpy as np
 
-from dlpackpp.conformance import probe
+from dlpackpp.conformance import host_copy, probe
 
 READ_ONLY, IS_COPIED = 1, 2
 CPU = (1, 0)
 # numpy dtype name <-> DLPack (code, bits, lanes), for the dtypes NumPy itself has.
 _CODES = {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}
 _HOST = (1, 3, 13)
-_KEEP_NAME = ctypes.c_char_p(b"dltensor_versioned")  # a name a broken consumer restores
+_KEEP_NAME = b"dltensor_versioned"  # a name a broken consumer restores
+
+
+_NAMES = {}  # a capsule keeps the pointer to its name: each name lives for the process
+
+
+def set_name(capsule, name):
+    """Renames a capsule (what a consumer does to one it takes)."""
+    api = ctypes.pythonapi
+    api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    api.PyCapsule_SetName(capsule, _NAMES.setdefault(name, ctypes.c_char_p(name)))
+
+
+def take_quietly(capsule, name):
+    """Takes the capsule's tensor as a consumer that holds the only reference may: the
+    destructor cleared, the name left as it was (nanobind does so, on purpose)."""
+    owned = probe().consume(capsule)
+    set_name(capsule, name.encode())
+    api = ctypes.pythonapi
+    api.PyCapsule_SetDestructor.argtypes = [ctypes.py_object, ctypes.c_void_p]
+    api.PyCapsule_SetDestructor(capsule, None)
+    return owned
+
+
+def _mystery_capsule():
+    """A capsule under a name no DLPack reader knows, over an address nothing may read."""
+    api = ctypes.pythonapi
+    api.PyCapsule_New.restype = ctypes.py_object
+    api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    return api.PyCapsule_New(0x10, _NAMES.setdefault(b"dltensor_v9", ctypes.c_char_p(
+        b"dltensor_v9")), None)
+
+
+def read_as_major_1(capsule):
+    """The fields of a versioned capsule read as if its major were 1 (a consumer that ignores
+    the version): the version field is overwritten in place."""
+    api = ctypes.pythonapi
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    ctypes.c_uint32.from_address(api.PyCapsule_GetPointer(capsule, b"dltensor_versioned")).value = 1
+    return probe().read(capsule)
 
 # What each broken adapter does wrong (the check it must fail).
 FAULTS = {
@@ -36,14 +76,16 @@ FAULTS = {
     "L3": "the consumer imports a capsule that was already consumed",
     "L4": "the capsule destructor clears a pending exception",
     "L5": "the producer reuses its memory when its object dies, before the deleter runs",
-    "C1": "the consumer takes a major-2 capsule and never calls its deleter",
+    "C1": "the consumer ignores the version: it validates the fields as 1.x and imports a "
+          "major-2 capsule whose fields read as a valid tensor",
     "C2": "the consumer never passes max_version",
     "C3": "the consumer ignores strides (reads row-major)",
     "C4": "the consumer ignores byte_offset",
     "C5": "the consumer refuses NULL data for size 0",
     "C6": "the consumer refuses NULL strides in a legacy capsule",
     "C7": "the consumer refuses READ_ONLY with ValueError",
-    "C8": "the consumer imports an unknown dtype code as float32",
+    "C8": "the consumer drops a refused capsule with its error already set (numpy#32697: a "
+          "destructor that runs Python never calls the deleter)",
     "C9": "the consumer refuses a NULL manager_ctx",
     "C10": "the consumer imports kDLBool as uint8",
     "C11": "the consumer ignores copy=True",
@@ -56,6 +98,31 @@ FAULTS = {
 }
 _TABLE_FAULTS = {"X2": 1, "X3": 3, "X4": 4, "X5": 5}
 
+# Conforming variants: what real frameworks do that the spec allows, which the kit must pass
+# (each was a false failure once).
+VARIANTS = {
+    "legacy-refusal": "the producer refuses max_version=None with BufferError (array API 2025)",
+    "clears-destructor": "the consumer clears the destructor of a capsule it got from "
+                         "__dlpack__ instead of renaming it (it holds the only reference)",
+    "adapter-dtype": "from_numpy stores bool as uint8 (the adapter's choice, as pyarrow's)",
+    "runtime-refusal": "__dlpack__(copy=True) is refused with RuntimeError, not BufferError",
+}
+# More faults, each for a fix of its own (fault name: the check that must fail, at which level,
+# and what the report's detail must say: a wrong capsule name is never read, so never crashes).
+EXTRA_FAULTS = {
+    "wrong-name": ("P1", "MUST", "a capsule named 'dltensor_v9'",
+                   "__dlpack__ returns a capsule named 'dltensor_v9' over a pointer that is no "
+                   "tensor (reading it would crash)"),
+    "narrowing": ("C10", "MUST", "int64 came back 4 bytes wide",
+                  "the consumer imports int64 as int32 and float64 as float32 (silently)"),
+    "hands-back": ("C2", "SHOULD", "without max_version",
+                   "the consumer never passes max_version and returns the object it was "
+                   "given (as nanobind does), so to_numpy asks that producer again"),
+}
+# The variants that break a SHOULD, not a MUST: that check fails at SHOULD, the exit status
+# stays 0 (the level comes from the rule broken, not from the exception class seen).
+SHOULD_ONLY = {"runtime-refusal": "P7"}
+
 
 # NumPy's own types only: ml_dtypes registers some of its types (float8_e5m2) with kind 'f'.
 _NUMPY_NAMES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -63,6 +130,7 @@ _NUMPY_NAMES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "u
 
 
 def dtype_of(dtype):
+    """The DLPack triple of a NumPy dtype (None where it has none here)."""
     if dtype.name not in _NUMPY_NAMES or not dtype.isnative:
         return None
     return (_CODES[dtype.kind], dtype.itemsize * 8, 1)
@@ -99,6 +167,12 @@ def adapter(fault=None):
                 raise TypeError("stream must be an int or None")
             if fault != "P8" and dl_device is not None and tuple(dl_device) != CPU:
                 raise BufferError("RefArray lives on the CPU only")
+            if fault == "wrong-name":
+                return _mystery_capsule()
+            if max_version is None and fault == "legacy-refusal":
+                raise BufferError("RefArray exports versioned capsules only")
+            if copy and fault == "runtime-refusal":
+                raise RuntimeError("RefArray cannot copy on export")
             versioned = max_version is not None and max_version[0] >= 1
             if fault == "P1":
                 versioned = True
@@ -142,8 +216,6 @@ def adapter(fault=None):
         """A RefArray over the memory an owned kit capsule points at (no copy)."""
         dtype = _numpy_dtype(f["dtype"])
         shape = tuple(f["shape"] or ())
-        if fault == "C8" and dtype is None:
-            dtype = np.dtype(np.float32)
         if fault == "C10" and f["dtype"][0] == 6:
             dtype = np.dtype(np.uint8)
         item = dtype.itemsize
@@ -171,39 +243,54 @@ def adapter(fault=None):
         return RefArray(out, read_only=read_only, keep=owned)
 
     def from_owned(owned):
+        """A RefArray over what the exchange table's to_py_object was given."""
         return wrap(owned, p.read(owned))
 
     p.set_table_factory(from_owned)
 
-    def refuse(cap, why):
-        owned = p.consume(cap)
+    def refuse(box, why):
+        """Refuses the capsule in box[0] (the caller's only reference) with BufferError."""
+        if fault == "C8":
+            p.drop_with_pending(box)  # dropped while the error is set: numpy#32697
+            raise BufferError(why)
+        owned = p.consume(box.pop())
         del owned  # the deleter runs now: a refusal still releases what it took
         raise BufferError(why)
 
-    def from_dlpack(x, copy=None, device=None):
-        kwargs = {} if fault == "C2" else {"max_version": (1, 3)}
+    def export(x, copy, device):
+        """The capsule of x: x itself where it is one (a capsule handed in), else
+        x.__dlpack__ with the keywords the request needs."""
+        if type(x).__name__ == "PyCapsule":
+            return x
+        kwargs = {} if fault in ("C2", "hands-back") else {"max_version": (1, 3)}
         if copy is not None and fault != "C11":
             kwargs["copy"] = copy
         if device is not None:
             kwargs["dl_device"] = device
         try:
-            cap = x.__dlpack__(**kwargs)
+            return x.__dlpack__(**kwargs)
         except TypeError:
             if "copy" in kwargs or "dl_device" in kwargs:
                 raise BufferError("the producer predates copy= and dl_device=") from None
-            cap = x.__dlpack__()
-        f = p.read(cap)
+            return x.__dlpack__()
+
+    def from_dlpack(x, copy=None, device=None):
+        """The framework's consumer."""
+        box = [export(x, copy, device)]
+        handed = x if fault == "hands-back" else box[0] is x  # the capsule itself was given
+        del x
+        f = p.read(box[0])
         if fault == "L3" and f["name"].startswith("used_"):
-            ctypes.pythonapi.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-            ctypes.pythonapi.PyCapsule_SetName(cap, _KEEP_NAME)
-            f = p.read(cap)
+            set_name(box[0], _KEEP_NAME)
+            f = p.read(box[0])
         if f["name"].startswith("used_"):
             raise BufferError("the capsule was already consumed")
         if f["versioned"] and f["version"][0] != 1:
-            if fault == "C1":
-                leaked.append(p.consume(cap))  # taken, and never released
-                raise BufferError("major version %d" % f["version"][0])
-            refuse(cap, "major version %d is not 1" % f["version"][0])
+            if fault != "C1":
+                refuse(box, "major version %d is not 1" % f["version"][0])
+            f = read_as_major_1(box[0])  # the fault: the version is ignored
+            if f["ndim"] < 0 or _numpy_dtype(f["dtype"]) is None:
+                refuse(box, "the fields do not describe a tensor")
         if fault == "C9" and not f["manager_ctx"]:
             raise BufferError("NULL manager_ctx")
         if fault == "C5" and not f["data"]:
@@ -213,25 +300,36 @@ def adapter(fault=None):
         if fault == "C7" and f["flags"] & READ_ONLY:
             raise ValueError("read-only tensors are not supported")
         if tuple(f["device"])[0] not in _HOST:
-            refuse(cap, "device %s is not host memory" % (tuple(f["device"]),))
-        if _numpy_dtype(f["dtype"]) is None and fault != "C8":
-            refuse(cap, "dtype %s has no numpy dtype here" % (tuple(f["dtype"]),))
-        result = wrap(p.consume(cap), f)
+            refuse(box, "device %s is not host memory" % (tuple(f["device"]),))
+        if _numpy_dtype(f["dtype"]) is None:
+            refuse(box, "dtype %s has no numpy dtype here" % (tuple(f["dtype"]),))
+        if fault == "clears-destructor" and not handed:
+            owned = take_quietly(box[0], f["name"])
+        else:
+            owned = p.consume(box[0])
+        result = wrap(owned, f)
         if copy and not f.get("flags", 0) & IS_COPIED and fault != "C11":
             result = RefArray(result.a.copy())  # a producer that could not copy: copy here
-        return result
-
-    leaked = []
+        return handed if fault == "hands-back" else result
 
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         if dtype_of(a.dtype) is None and a.dtype.kind in "fV":  # ml_dtypes' types
             raise NotImplementedError("no %s here" % a.dtype)
+        if fault == "adapter-dtype" and a.dtype == bool:
+            a = a.astype(np.uint8)
         return RefArray(a)
 
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
+        if not isinstance(y, RefArray):  # the producer handed back (hands-back)
+            return host_copy(y)
+        if fault == "narrowing" and y.a.dtype.itemsize == 8 and y.a.dtype.kind in "if":
+            return y.a.astype(y.a.dtype.kind + "4")
         return y.a + 1 if fault == "M1" and y.a.dtype.kind in "iuf" else y.a
 
-    return {"NAME": "reference" if fault is None else "broken-" + fault, "VERSION": "1",
+    name = "reference" if fault is None else (fault if fault in VARIANTS else "broken-" + fault)
+    return {"NAME": name, "VERSION": "1",
             "from_numpy": from_numpy, "read_only": lambda a: RefArray(a, read_only=True),
             "from_dlpack": from_dlpack, "to_numpy": to_numpy}
 

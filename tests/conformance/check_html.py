@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks that the kit's HTML report renders: opens it in headless Chromium, takes a
 screenshot and fails unless the picture is not blank and shows the matrix's outcome colours,
-and unless the page's DOM (after its scripts ran) names every target of the JSON report in
-its own table and in the matrix.
+and unless the page's DOM names every target of the JSON report in its banner, its own table
+and the matrix, and has the environment block, matrix cells that open and a rerun command
+for every failed check.
 
     check_html.py REPORT.html REPORT.json SCREENSHOT.png
 
@@ -23,6 +24,7 @@ COLOURS = {"pass": (0x2E, 0x7D, 0x32), "copy": (0x7C, 0xB3, 0x42), "refuse": (0x
 
 
 def chromium():
+    """The path of a Chromium-like browser, or None."""
     for name in ("chromium", "chromium-browser", "google-chrome"):
         if shutil.which(name):
             return shutil.which(name)
@@ -30,6 +32,7 @@ def chromium():
 
 
 def run_chromium(browser, *args):
+    """Runs the browser headless on a fresh profile."""
     with tempfile.TemporaryDirectory() as profile:
         command = [browser, "--headless=new", "--no-sandbox", "--disable-gpu",
                    "--window-size=1200,800", "--user-data-dir=" + profile] + list(args)
@@ -81,6 +84,7 @@ def pixels(path):
 
 
 def main(html_path, json_path, png_path):
+    """Runs the check or mode named on the command line."""
     browser = chromium()
     if browser is None:
         print("DLPACKPP_TEST_SKIPPED: no chromium (apt-get install chromium)")
@@ -114,6 +118,14 @@ def main(html_path, json_path, png_path):
         missing += ["matrix column " + n for n in names if "<th>%s</th>" % n not in dom]
     if "id=\"matrix\"" not in dom and report["matrix"]:
         missing.append("the matrix table")
+    if report["matrix"] and "<details>" not in dom:
+        missing.append("matrix cells that open to their cases")
+    for block in ("banners", "environment"):
+        if "id=\"%s\"" % block not in dom:
+            missing.append("the %s block" % block)
+    missing += ["the banner of " + n for n in names if "<b>%s <small>" % n not in dom]
+    missing += ["the rerun command of %s %s" % (t["name"], c["id"]) for t in report["targets"]
+                for c in t["checks"] if "rerun" in c and "--only %s</code>" % c["id"] not in dom]
     if missing:
         sys.exit("the rendered page lacks: " + ", ".join(missing))
     print("%s rendered: %dx%d, %d%% painted, matrix colours %s, every target named (%s)" % (

@@ -19,8 +19,10 @@ import sysconfig
 
 MODULE = "_dlpackpp_conformance_probe"
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SOURCES = ("_probe.cpp", "_probe_read.inc", "_probe_exchange.inc", "_probe_tables.inc",
-            "_probe_target.inc")
+# The probe's translation units (compiled and linked in one command) and their shared header.
+_UNITS = ("_probe.cpp", "_probe_capsules.cpp", "_probe_read.cpp", "_probe_exchange.cpp",
+          "_probe_tables.cpp", "_probe_target.cpp")
+_SOURCES = _UNITS + ("_probe.hpp",)
 _FLAGS = ["-std=c++17", "-O1", "-g0", "-shared", "-fPIC", "-fvisibility=hidden"]
 
 
@@ -48,6 +50,7 @@ def include_dir():
 
 
 def cache_dir():
+    """Where compiled probes are cached."""
     root = os.environ.get("DLPACKPP_CONFORMANCE_CACHE")
     if not root:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -93,10 +96,17 @@ def build():
     target = os.path.join(folder, MODULE + suffix)
     if os.path.isfile(target):
         return target
-    os.makedirs(folder, exist_ok=True)
     partial = "%s.%d.tmp" % (target, os.getpid())
-    command = cxx + _FLAGS + ["-I" + py_include, "-I" + include, "-I" + _HERE,
-                              os.path.join(_HERE, "_probe.cpp"), "-o", partial]
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(partial, "wb"):
+            pass
+    except OSError as e:
+        raise UsageError("cannot write the probe's cache folder %s: %s (set "
+                         "DLPACKPP_CONFORMANCE_CACHE to a writable folder)"
+                         % (folder, e.strerror or e)) from None
+    command = cxx + _FLAGS + ["-I" + py_include, "-I" + include, "-I" + _HERE] + [
+        os.path.join(_HERE, name) for name in _UNITS] + ["-o", partial]
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True)
     if done.returncode != 0:

@@ -36,6 +36,7 @@ def table(target):
 
 
 def usable(target):
+    """(x, table) for a table the checks can call, or Skip (see X2)."""
     x, api = table(target)
     head = probe().table_header(api)
     if head["chain"][0][0] != 1 or not all(head["entries"][e] for e in REQUIRED):
@@ -46,6 +47,7 @@ def usable(target):
 @check("X1", "MUST", HDR + ": type(x).__dlpack_c_exchange_api__ is a 'dlpack_exchange_api' "
        "capsule, one table for the process")
 def x1(target):
+    """The table is a 'dlpack_exchange_api' capsule, the same every time."""
     out = new()
     x, api = exchange_api(target)
     if isinstance(api, int):
@@ -70,6 +72,7 @@ def x1(target):
 @check("X2", "MUST", HDR + ": header major 1 (or an older table through prev_api), the chain "
        "ends, the required entries are not NULL")
 def x2(target):
+    """The table's header chain and required entries."""
     out = new()
     x, api = table(target)
     head = probe().table_header(api)
@@ -99,6 +102,7 @@ def _same(out, label, fa, fb, what):
 @check("X3", "MUST", HDR + ": managed_tensor_from_py_object_no_sync (and the borrow) describe "
        "the same tensor as __dlpack__(max_version=(1, 3))")
 def x3(target):
+    """The table's import equals __dlpack__'s, field by field."""
     out = new()
     x0, api = usable(target)
     p = probe()
@@ -127,6 +131,7 @@ def x3(target):
 @check("X4", "MUST", HDR + ": current_work_stream is the framework's current stream; for CPU "
        "'the producer can simply return NULL'")
 def x4(target):
+    """current_work_stream is the framework's current stream."""
     out = new()
     x, api = usable(target)
     rc, stream, why = probe().table_stream(api, 1, 0)
@@ -166,6 +171,7 @@ def x4(target):
 @check("X5", "MUST", HDR + ": the allocator honours the prototype and calls SetError exactly "
        "when it fails; to_py_object takes ownership (deleter once)")
 def x5(target):
+    """The allocator and to_py_object keep their contracts."""
     out = new()
     x, api = usable(target)
     p = probe()

@@ -7,10 +7,10 @@ import numpy as np
 from ._build import probe
 from . import _fields as F
 from ._checks import check, describe, new
-from ._kit import (HOST, IS_COPIED, READ_ONLY, Skip, address, compact_bytes, dtype_sources,
-                   export, first_address, host_values, layouts, make, make_float32, progress,
-                   sample, span)
-from ._targets import DTYPES
+from ._dtypes import DTYPES
+from ._kit import (HOST, IS_COPIED, READ_ONLY, BadCapsule, Skip, adapter_changed, address,
+                   compact_bytes, dtype_sources, export, first_address, host_values, layouts,
+                   make, make_float32, progress, sample, span)
 
 PY = "Python spec (__dlpack__)"
 ENDIAN = "; dlpack.h: non-native endianness 'should' raise"
@@ -36,6 +36,8 @@ def try_export(out, label, x):
         return cap, f
     except BufferError as e:
         out.add(False, "INFO", "", "%s: export refused (%s)" % (label, describe(e)))
+    except BadCapsule:
+        raise
     except Exception as e:  # noqa: BLE001
         out.add(False, "SHOULD", PY + ": an array that cannot be exported raises BufferError",
                 "%s: export raised %s" % (label, describe(e)))
@@ -51,6 +53,10 @@ def exports(out, target, cases, skipped=None):
             if skipped is not None:
                 skipped.append(name)
             continue
+        changed = adapter_changed(target, a, x)
+        if changed:
+            out.add(False, "INFO", "", "%s: not judged: %s" % (name, changed))
+            continue
         exported = try_export(out, name, x)
         if exported is not None:
             yield (name, a) + exported
@@ -64,9 +70,26 @@ def refused(out, rule, what, call):
         return call()
     except BufferError:
         out.add(True, "SHOULD", "", "")
+    except BadCapsule:
+        raise
     except Exception as e:  # noqa: BLE001
         out.add(False, "SHOULD", rule, "%s raised %s" % (what, describe(e)))
     return None
+
+
+LEGACY_REFUSAL = ("array API (2025): a producer may refuse max_version=None with BufferError "
+                  "(no legacy capsule)")
+
+
+def legacy_export(out, x, **kwargs):
+    """export(x, **kwargs) without max_version: (capsule, fields), or None where the producer
+    refused it with BufferError, which the array API allows (told as INFO)."""
+    try:
+        return export(x, **kwargs)
+    except BufferError as e:
+        out.add(False, "INFO", "", "a legacy export (no max_version) refused (%s), as %s"
+                % (describe(e), LEGACY_REFUSAL))
+        return None
 
 
 def predates(out, keyword, call, e):
@@ -81,23 +104,34 @@ def elsewhere(device):
 
 
 def values_of(fields, cap):
+    """The elements' bytes of an export (None for device memory)."""
     return host_values(cap, fields)
 
 
 @check("P1", "MUST", PY + ": max_version None or major 0 -> 'dltensor'; else "
        "'dltensor_versioned' with version.major <= the requested major")
 def p1(target):
+    """The capsule's name and version for each max_version asked."""
     out = new()
     x = make_float32(target, sample())
-    _, f = export(x)
-    out.add(f["name"] == "dltensor", "MUST", PY + ": no max_version -> legacy 'dltensor'",
-            "no max_version gave %r" % f["name"])
+    legacy = legacy_export(out, x)
+    if legacy is not None:
+        out.add(legacy[1]["name"] == "dltensor", "MUST", PY + ": no max_version -> legacy "
+                "'dltensor'", "no max_version gave %r" % legacy[1]["name"])
     for request in ((0, 8), (1, 0), (1, 3), (2, 0)):
         try:
             _, f = export(x, max_version=request)
         except TypeError as e:
             predates(out, "max_version", "max_version=%s" % (request,), e)
             break
+        except BadCapsule:
+            raise
+        except Exception as e:  # noqa: BLE001 - a refusal: allowed, its class is SHOULD
+            good = isinstance(e, BufferError) and request[0] < 1
+            out.add(good, "SHOULD", PY + ": a request the producer cannot serve raises "
+                    "BufferError (" + LEGACY_REFUSAL + ")", "max_version=%s raised %s"
+                    % (request, describe(e)))
+            continue
         if request[0] < 1:
             out.add(f["name"] == "dltensor", "MUST", PY + ": major 0 -> legacy 'dltensor'",
                     "max_version=%s gave %r" % (request, f["name"]))
@@ -113,6 +147,7 @@ def p1(target):
 @check("P2", "SHOULD", PY + ": keyword-only max_version: tuple[int, int]; a bad argument is "
        "TypeError")
 def p2(target):
+    """Malformed keywords are TypeError."""
     out = new()
     x = make_float32(target, sample(flat=True))
     for label, kwargs in (("max_version='1'", {"max_version": "1"}),
@@ -134,6 +169,7 @@ def p2(target):
 @check("P3", "MUST", "dlpack.h: shape, strides in elements, data + byte_offset: the values "
        "they reach are the array's")
 def p3(target):
+    """The values reached through each layout's fields are the source's."""
     out = new()
     skipped = []
     for name, a, cap, f in exports(out, target, layouts(np), skipped):
@@ -163,6 +199,7 @@ def p3(target):
 @check("P4", "MUST", "dlpack.h: data + byte_offset points at the first element "
        "(INFO: data 'always aligned to 256 bytes', which the header's own note says is not so)")
 def p4(target):
+    """data + byte_offset is element 0."""
     out = new()
     unaligned = 0
     for name, a, cap, f in exports(out, target, [(n, a) for n, a in layouts(np) if a.size]):
@@ -187,6 +224,7 @@ def p4(target):
 
 @check("P5", "MUST", "dlpack.h: DLDataType codes (bool is kDLBool 8 bits), lanes 1")
 def p5(target):
+    """Each dtype's code, bits and lanes; an unsupported dtype is refused."""
     out = new()
     skipped = []
     for name, a, cap, f in exports(out, target, dtype_sources(np), skipped):
@@ -216,6 +254,7 @@ def p5(target):
 @check("P6", "SHOULD", "dlpack.h: DLPACK_FLAG_BITMASK_READ_ONLY 'indicates the tensor is read "
        "only' (no MUST); Python spec: read-only data is not exported as legacy without a copy")
 def p6(target):
+    """READ_ONLY on read-only memory; its legacy export refused or copied."""
     out = new()
     if not hasattr(target, "read_only"):
         raise Skip("the adapter gives no read-only arrays (read_only)")
@@ -247,6 +286,7 @@ def p6(target):
 @check("P7", "MUST", PY + ": copy=True always copies (IS_COPIED), copy=False never copies; "
        "an impossible no-copy raises BufferError")
 def p7(target):
+    """copy=True copies, copy=False never does."""
     out = new()
     a = sample()
     x = make_float32(target, a)
@@ -258,6 +298,12 @@ def p7(target):
         return out
     except BufferError as e:
         out.add(False, "INFO", "", "copy=True refused (%s): the consumer copies" % describe(e))
+        cap = None
+    except BadCapsule:
+        raise
+    except Exception as e:  # noqa: BLE001 - a refusal of another class: the class is SHOULD
+        out.add(False, "SHOULD", PY + ": a producer that cannot copy raises BufferError",
+                "copy=True refused with %s" % describe(e))
         cap = None
     if cap is not None:
         out.add(first_address(f) != first_address(plain), "MUST", PY + ": copy=True copies",
@@ -286,6 +332,7 @@ def p7(target):
 @check("P8", "MUST", PY + ": dl_device: the own device works; one it cannot export to raises "
        "BufferError")
 def p8(target):
+    """dl_device: the own device works, another is refused."""
     out = new()
     x = make_float32(target, sample())
     own = tuple(x.__dlpack_device__())
@@ -313,6 +360,7 @@ from . import _checks_stream  # noqa: E402,F401 (registers P9, which has a GPU h
 @check("P10", "MUST", PY + ": __dlpack_device__() -> (device_type: IntEnum, device_id: int), "
        "the capsule's device")
 def p10(target):
+    """__dlpack_device__ is a pair of ints equal to the capsule's device."""
     out = new()
     x = make_float32(target, sample(flat=True))
     dev = x.__dlpack_device__()

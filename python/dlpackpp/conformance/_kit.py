@@ -1,24 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What every check uses: findings, the kit's own producer (KitArray), the arrays it makes and
-a framework's made from them, and reading a framework's export back through the probe."""
+"""What every check uses: findings, the arrays the kit makes and a framework's made from
+them, and reading a framework's export back through the probe (the kit's own producer is
+in _producer.py)."""
 
 import gc
 
 from ._build import probe
-from ._targets import dtype_of, element_strides, numpy_dtype
-
-READ_ONLY, IS_COPIED = 1, 2
-CPU = (1, 0)
-
-
-_progress = [None]
-
-
-def progress(label):
-    """Tells the runner which case of a check is running (named if the child dies in it)."""
-    if _progress[0] is not None:
-        _progress[0](label)
-
+from ._channel import progress  # noqa: F401 (the checks' one import for it)
+from ._dtypes import address
+from ._host import HOST, IS_COPIED, READ_ONLY, capsule_of, host_copy, host_values  # noqa: F401
 
 class Skip(Exception):
     """The check does not apply to this target (the message says why)."""
@@ -32,13 +22,17 @@ class Finding:
 
 
 class Findings(list):
+    """The findings of one check, in the order they were made."""
+
     def add(self, ok, level, rule, text):
+        """Records one finding; returns `ok`."""
         self.append(Finding(ok, level, rule, text))
         return ok
 
 
 def collect():
     # Deleters of objects caught in cycles run on collection; twice catches finalizer chains.
+    """Runs the garbage collector (twice: finalizers may free more)."""
     gc.collect()
     gc.collect()
 
@@ -81,12 +75,9 @@ def dtype_sources(np):
 
 
 def compact_bytes(a):
+    """A numpy array's elements' bytes, row-major."""
     import numpy as np
     return np.ascontiguousarray(a).tobytes()
-
-
-def address(a):
-    return a.__array_interface__["data"][0]
 
 
 def span(a):
@@ -102,56 +93,31 @@ def span(a):
     return low, high
 
 
-HOST = (1, 3, 13)  # CPU, CUDA host, CUDA managed: memory this process can read
+class BadCapsule(Exception):
+    """__dlpack__ returned something that is not a tensor capsule (not a capsule, or a capsule
+    under another name): nothing in it is read."""
 
 
-def host_values(capsule, fields=None):
-    """The elements' bytes of a capsule in host-readable memory; None for device memory
-    (reading a device pointer here would crash the child, not test the framework)."""
-    p = probe()
-    fields = p.read(capsule) if fields is None else fields
-    if "device" not in fields:  # a versioned struct of another major: read up to its version
-        raise ValueError("the capsule's tensor reads as DLPack %s.%s (freed, or of another "
-                         "major): nothing past its version can be read"
-                         % tuple(fields.get("version", ("?", "?"))))
-    if tuple(fields["device"])[0] not in HOST:
-        return None
-    return p.gather(capsule)
+NAME_RULE = ("Python spec: __dlpack__ returns a PyCapsule named 'dltensor' or "
+             "'dltensor_versioned'")
 
 
 def export(x, **kwargs):
-    """x.__dlpack__(**kwargs) and the probe's reading of the capsule: (capsule, fields)."""
+    """x.__dlpack__(**kwargs) and the probe's reading of the capsule: (capsule, fields). The
+    name is checked before anything is read: BadCapsule where it is not a tensor's."""
     cap = x.__dlpack__(**kwargs)
+    state = probe().capsule_state(cap)
+    if state is None or state[0] not in ("dltensor", "dltensor_versioned"):
+        raise BadCapsule("__dlpack__(%s) returned %s" % (
+            ", ".join("%s=%r" % kv for kv in kwargs.items()),
+            "a %s, not a capsule" % type(cap).__name__ if state is None else
+            "a capsule named %r" % state[0]))
     return cap, probe().read(cap)
 
 
-def capsule_of(y):
-    """y's capsule, versioned where its __dlpack__ takes max_version (else the legacy one)."""
-    try:
-        return y.__dlpack__(max_version=(1, 3))
-    except TypeError:
-        return y.__dlpack__()
-
-
 def first_address(fields):
+    """The address of element 0 of the fields read from a capsule."""
     return fields["data"] + fields["byte_offset"]
-
-
-def host_copy(y):
-    """A numpy copy of any DLPack host array's values, read by the probe (what the kit uses
-    where no framework's consumer should be trusted: dlpackpp's results, the matrix)."""
-    import numpy as np
-    cap = capsule_of(y)
-    p = probe()
-    fields = p.read(cap)
-    owned = p.consume(cap)
-    data = host_values(owned, fields)
-    if data is None:
-        raise BufferError("device %s: not host memory" % (tuple(fields["device"]),))
-    dtype = numpy_dtype(fields["dtype"])
-    out = np.frombuffer(data, dtype=dtype).reshape(fields["shape"] or ()).copy()
-    out.flags.writeable = not fields.get("flags", 0) & READ_ONLY  # as the export says
-    return out
 
 
 def result_address(y, fallback):
@@ -163,82 +129,6 @@ def result_address(y, fallback):
     except Exception:  # noqa: BLE001 - no __dlpack__ or it refuses: to_numpy's array
         return address(fallback)
     return first_address(probe().read(cap))
-
-
-class KitArray:
-    """A producer the kit controls field by field: it exports `a`'s memory (or `data`) with
-    the given shape, strides, offset, dtype, device, flags and version, counts its deleter
-    and records the keywords every __dlpack__ call received."""
-
-    def __new__(cls, a, **kwargs):
-        # Importers remember per type that a producer rejects max_version (the array API lets
-        # them): a legacy producer is a type of its own, as it is in the field.
-        if kwargs.get("legacy_only") and cls is KitArray:
-            cls = LegacyKitArray
-        return super().__new__(cls)
-
-    def __init__(self, a, *, shape=None, strides="same", byte_offset=0, data=None, dtype=None,
-                 device=CPU, version=(1, 3), flags=0, legacy_only=False, versioned=None,
-                 same_capsule=False, **extra):
-        p = probe()
-        self.a = a
-        self.shape = tuple(a.shape) if shape is None else shape
-        self.strides = element_strides(a) if strides == "same" else strides
-        self.byte_offset = byte_offset
-        self.data = address(a) if data is None else data
-        self.dtype = dtype_of(a.dtype) if dtype is None else dtype
-        self.device, self.version, self.flags = device, version, flags
-        self.legacy_only, self.versioned, self.same_capsule = legacy_only, versioned, same_capsule
-        self.extra = extra
-        self.counter = p.new_counter()
-        self.calls = []
-        self.made = 0  # capsules handed out: each must see its deleter run once
-        self._capsule = None
-
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None, **unknown):
-        self.calls.append({"stream": stream, "max_version": max_version, "dl_device": dl_device,
-                           "copy": copy, "unknown": sorted(unknown)})
-        if unknown:
-            raise TypeError("unexpected keyword %s" % sorted(unknown)[0])
-        if self.legacy_only and (max_version is not None or dl_device is not None
-                                 or copy is not None):
-            raise TypeError("__dlpack__() got an unexpected keyword argument (a legacy producer)")
-        if self.same_capsule and self._capsule is not None:
-            return self._capsule
-        if dl_device is not None and tuple(dl_device) != tuple(self.device):
-            raise BufferError("the kit's producer exports to its own device only")
-        versioned = self.versioned
-        if versioned is None:
-            versioned = max_version is not None and max_version[0] >= 1 and not self.legacy_only
-        fields = (self.a, self.data, self.shape, self.strides, self.byte_offset)
-        flags = self.flags
-        if copy:
-            # A producer asked to copy gives new compact memory and says so (IS_COPIED).
-            import numpy as np
-            fresh = np.array(self.a, order="C", copy=True)
-            fields = (fresh, address(fresh), self.shape, tuple(s // fresh.itemsize for s in
-                                                              fresh.strides), 0)
-            flags |= IS_COPIED
-        cap = probe().make_capsule(
-            *fields, self.dtype, self.device, versioned=versioned, version=self.version,
-            flags=flags, counter=self.counter, **self.extra)
-        if self.same_capsule:
-            self._capsule = cap
-        self.made += 1
-        return cap
-
-    def __dlpack_device__(self):
-        return self.device
-
-    def deleted(self):
-        return probe().count(self.counter)
-
-    def asked_versioned(self):
-        return any(c["max_version"] is not None for c in self.calls)
-
-
-class LegacyKitArray(KitArray):
-    """A KitArray whose __dlpack__ predates max_version, dl_device and copy."""
 
 
 def sample(flat=False):
@@ -259,6 +149,26 @@ def make(target, a, label=None):
         return target.from_numpy(a)
     except NotImplementedError:
         return None
+
+
+def adapter_changed(target, a, x):
+    """Why x, what from_numpy made of `a`, is not of a's dtype as the adapter's own to_numpy
+    reads it back (an adapter's choice, such as bool stored as uint8, is not the framework's
+    export defect); None where it is, or where the adapter cannot say (no to_numpy)."""
+    import numpy as np
+    to_numpy = getattr(target, "to_numpy", None)
+    if to_numpy is None:
+        return None
+    try:
+        got = np.asarray(to_numpy(x)).dtype
+    except Exception:  # noqa: BLE001 - the adapter cannot say: the export is judged alone
+        return None
+    # bfloat16 and fp8 come back as integers of their width where NumPy lacks the type.
+    raw = got.kind in "ui" and got.itemsize == a.itemsize and a.dtype.kind not in "biu"
+    if got == a.dtype or raw:
+        return None
+    return "from_numpy made %s of %s (the adapter's change, not the framework's export)" % (
+        got, a.dtype)
 
 
 def make_float32(target, a):

@@ -12,57 +12,13 @@ kernel on the current stream: P9's ordering test).
 
 import importlib.util
 import os
+import sys
 
 from ._build import UsageError
+from ._dtypes import DTYPES, dtype_of, element_strides, numpy_dtype  # noqa: F401 (shared)
+from ._host import host_copy
 
 BUILTIN = ("numpy", "torch", "jax", "cupy", "tvm_ffi", "dlpackpp")
-
-# numpy dtype name -> DLPack (code, bits, lanes). ml_dtypes' names where NumPy has none.
-DTYPES = {
-    "bool": (6, 8, 1), "int8": (0, 8, 1), "int16": (0, 16, 1), "int32": (0, 32, 1),
-    "int64": (0, 64, 1), "uint8": (1, 8, 1), "uint16": (1, 16, 1), "uint32": (1, 32, 1),
-    "uint64": (1, 64, 1), "float16": (2, 16, 1), "float32": (2, 32, 1), "float64": (2, 64, 1),
-    "complex64": (5, 64, 1), "complex128": (5, 128, 1), "bfloat16": (4, 16, 1),
-    "float8_e4m3fn": (10, 8, 1), "float8_e5m2": (12, 8, 1),
-}
-
-
-def dtype_of(np_dtype):
-    """The DLPack triple of a numpy (or ml_dtypes) dtype; None for anything DLPack lacks."""
-    if np_dtype.byteorder not in "=|" and np_dtype.itemsize > 1:
-        return None
-    return DTYPES.get(np_dtype.name)
-
-
-def numpy_dtype(triple):
-    """The numpy dtype for a DLPack triple: the real one where numpy (or ml_dtypes) has it,
-    else an unsigned integer of the same width (the bytes are what the checks compare)."""
-    import numpy as np
-    for name, t in DTYPES.items():
-        if tuple(triple) == t:
-            try:
-                return np.dtype(name)
-            except TypeError:
-                try:
-                    import ml_dtypes
-                    return np.dtype(getattr(ml_dtypes, name))
-                except (ImportError, AttributeError):
-                    break
-    code, bits, lanes = triple
-    if bits % 8 or bits * lanes // 8 not in (1, 2, 4, 8, 16):
-        raise NotImplementedError("no numpy dtype for %s" % (triple,))
-    width = bits * lanes // 8
-    return np.dtype("V%d" % width) if width == 16 else np.dtype("u%d" % width)
-
-
-def element_strides(a):
-    """A numpy array's strides in elements."""
-    return tuple(s // a.itemsize for s in a.strides)
-
-
-class _NotProvided(Exception):
-    pass
-
 
 def _refuse(exc):
     # A framework that cannot hold a dtype or layout: the case is skipped, not failed.
@@ -70,44 +26,53 @@ def _refuse(exc):
 
 
 class NumPy:
+    """NumPy: numpy.from_dlpack and ndarray.__dlpack__."""
     NAME = "numpy"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import numpy
         return numpy.__version__
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         return a
 
     @staticmethod
     def read_only(a):
+        """A read-only framework array of a's values."""
         b = a.view()
         b.flags.writeable = False
         return b
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import numpy
         return numpy.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         import numpy
         return numpy.asarray(y)
 
 
 class Torch:
+    """PyTorch: torch.from_dlpack and Tensor.__dlpack__."""
     NAME = "torch"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import torch
         return torch.__version__
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         import torch
         try:
             return torch.from_numpy(a)
@@ -116,11 +81,13 @@ class Torch:
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import torch
         return torch.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         import torch
         y = y.detach().cpu().resolve_conj()
         widths = {torch.bfloat16: torch.int16}
@@ -133,11 +100,13 @@ class Torch:
 
     @staticmethod
     def cuda_array(a):
+        """A CUDA array of a's values (None without CUDA)."""
         import torch
         return torch.from_numpy(a).cuda() if torch.cuda.is_available() else None
 
     @staticmethod
     def current_stream(device):
+        """The framework's current CUDA stream handle on `device`."""
         import torch
         return torch.cuda.current_stream(device[1]).cuda_stream
 
@@ -150,6 +119,7 @@ class Torch:
 
     @staticmethod
     def slow_update(xg):
+        """x + 1 queued behind a long kernel on the current stream (P9's ordering)."""
         import torch
         # On a stream of its own: work on the legacy default stream would be waited for by
         # any blocking stream, hiding a producer that does not order it.
@@ -159,15 +129,18 @@ class Torch:
 
 
 class Jax:
+    """JAX: jax.numpy.from_dlpack and Array.__dlpack__."""
     NAME = "jax"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import jax
         return jax.__version__
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         import jax.numpy as jnp
         try:
             x = jnp.asarray(a)
@@ -182,31 +155,37 @@ class Jax:
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import jax.numpy as jnp
         return jnp.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         import numpy
         return numpy.asarray(y)
 
     @staticmethod
     def cuda_array(a):
+        """A CUDA array of a's values (None without CUDA)."""
         import jax
         gpus = [d for d in jax.devices() if d.platform == "gpu"]
         return jax.device_put(a, gpus[0]) if gpus else None
 
 
 class CuPy:
+    """CuPy (GPU arrays): cupy.from_dlpack and ndarray.__dlpack__."""
     NAME = "cupy"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import cupy
         return cupy.__version__
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         import cupy
         try:
             x = cupy.asarray(a)
@@ -218,32 +197,38 @@ class CuPy:
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import cupy
         return cupy.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
+        """The values of what from_dlpack returned, as numpy."""
         import cupy
         return cupy.asnumpy(y)
 
     @staticmethod
     def cuda_array(a):
+        """A CUDA array of a's values (None without CUDA)."""
         import cupy
         return cupy.asarray(a)
 
     @staticmethod
     def current_stream(device):
+        """The framework's current CUDA stream handle on `device`."""
         import cupy
         return cupy.cuda.get_current_stream(device[1]).ptr
 
     @staticmethod
     def stream_context(device):
+        """(a context making a new stream current, that stream's handle)."""
         import cupy
         s = cupy.cuda.Stream(non_blocking=True)
         return s, s.ptr
 
     @staticmethod
     def slow_update(xg):
+        """x + 1 queued behind a long kernel on the current stream (P9's ordering)."""
         import cupy
         cupy.cuda.Stream(non_blocking=True).use()  # see Torch.slow_update
         spin = cupy.RawKernel(r"""extern "C" __global__ void spin(long long n) {
@@ -253,15 +238,18 @@ class CuPy:
 
 
 class TvmFfi:
+    """Apache TVM FFI: tvm_ffi.from_dlpack and Tensor.__dlpack__."""
     NAME = "tvm_ffi"
 
     @staticmethod
     def version():
+        """The framework's version."""
         import tvm_ffi
         return getattr(tvm_ffi, "__version__", "?")
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         import tvm_ffi
         try:
             return tvm_ffi.from_dlpack(a)
@@ -270,12 +258,13 @@ class TvmFfi:
 
     @staticmethod
     def from_dlpack(x, **kwargs):
+        """The framework's consumer."""
         import tvm_ffi
         return tvm_ffi.from_dlpack(x, **kwargs)
 
     @staticmethod
     def to_numpy(y):
-        from ._kit import host_copy
+        """The values of what from_dlpack returned, as numpy."""
         return host_copy(y)
 
 
@@ -285,6 +274,7 @@ class Dlpackpp:
 
     @staticmethod
     def version():
+        """The framework's version."""
         from . import kit_version
         return kit_version()
 
@@ -299,20 +289,23 @@ class Dlpackpp:
 
     @staticmethod
     def from_numpy(a):
+        """A framework array with a's dtype, shape and values (or NotImplementedError)."""
         return Dlpackpp._tensor(a, False)
 
     @staticmethod
     def read_only(a):
+        """A read-only framework array of a's values."""
         return Dlpackpp._tensor(a, True)
 
     @staticmethod
     def from_dlpack(x, copy=None, device=None, stream=None):
+        """The framework's consumer."""
         from ._build import probe
         return probe().dlpackpp_import(x, copy=copy, device=device, stream=stream)
 
     @staticmethod
     def to_numpy(y):
-        from ._kit import host_copy
+        """The values of what from_dlpack returned, as numpy."""
         return host_copy(y)
 
 
@@ -339,22 +332,41 @@ def present(name):
     return importlib.util.find_spec(_MODULES[name]) is not None
 
 
-def load(spec):
-    """The adapter for a target given on the command line: a built-in name or a .py path."""
+def is_builtin(spec):
+    """Whether a command-line target names a built-in adapter (else it is a file)."""
+    return spec in _CLASSES
+
+
+def check_spec(spec):
+    """Raises UsageError for a target that is neither built-in nor an existing .py file
+    (before any child starts)."""
     if spec in _CLASSES:
-        return _CLASSES[spec]
+        return
     if not spec.endswith(".py"):
         raise UsageError("unknown target %r (built-in: %s; or an adapter file ending in .py)"
                          % (spec, ", ".join(BUILTIN)))
-    path = os.path.abspath(spec)
-    if not os.path.isfile(path):
+    if not os.path.isfile(spec):
         raise UsageError("adapter file %s does not exist" % spec)
+
+
+def load(spec):
+    """The adapter for a target given on the command line: a built-in name or a .py path.
+    An adapter file is imported with its own folder first on sys.path, as `python FILE`
+    would, so that it can import its neighbours. Only children call this for a file: an
+    adapter that crashes or hangs on import must not take the kit with it."""
+    check_spec(spec)
+    if spec in _CLASSES:
+        return _CLASSES[spec]
+    path = os.path.abspath(spec)
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     name = "dlpackpp_conformance_adapter_%x" % (hash(path) & 0xFFFFFFFF)
     try:
         module_spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
-    except Exception as e:  # noqa: BLE001 - any failure to load is the user's to fix
+    except BaseException as e:  # noqa: BLE001 - SystemExit too: any failure is the user's
         raise UsageError("adapter file %s cannot be loaded: %s: %s"
                          % (spec, type(e).__name__, e)) from None
     if not isinstance(getattr(module, "NAME", None), str):
@@ -362,6 +374,13 @@ def load(spec):
     if hasattr(module, "from_dlpack") and not hasattr(module, "to_numpy"):
         raise UsageError("adapter file %s has from_dlpack but no to_numpy" % spec)
     return module
+
+
+def sides(adapter):
+    """What the runner needs to know of an adapter before its checks run: its NAME and
+    which sides it gives (a producer-only adapter adds no consumer column to the matrix)."""
+    return {"name": adapter.NAME, "producer": hasattr(adapter, "from_numpy"),
+            "consumer": hasattr(adapter, "from_dlpack")}
 
 
 def version_of(adapter):

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Part of _probe.cpp (inside _probe_exchange.inc's namespace): the kit's own exchange tables,
-// one right and one per fault, for the reference adapters in the project's tests. The right
-// one serves CPU tensors through the object's own __dlpack__(max_version=(1, 3)).
+// Part of the probe (_probe.cpp): the kit's own exchange tables, one right and one per fault,
+// for the reference adapters in the project's tests. The right one serves CPU tensors through
+// the object's own __dlpack__(max_version=(1, 3)).
+#include "_probe.hpp"
+
+#include <utility>
+
+namespace dlpackpp_probe {
+
+PyObject* g_table_factory = nullptr;
+
+namespace {
+
 enum TableFault {
   kTableRight,
   kTableMajor2,          // X2: header major 2 and no older table
@@ -12,8 +22,6 @@ enum TableFault {
   kTableToPyDoubleFree,  // X5: to_py_object releases the tensor it was given and keeps it
   kTableFaults
 };
-
-PyObject* g_table_factory = nullptr;  // to_py_object's wrapper; NULL: the owned capsule
 
 PyObject* set_table_factory(PyObject*, PyObject* factory) {
   Py_XDECREF(g_table_factory);
@@ -63,10 +71,7 @@ int kit_allocator(DLTensor* proto, DLManagedTensorVersioned** out, void* ctx,
   t->versioned.version = {1, 3};
   t->versioned.manager_ctx = t;
   t->versioned.deleter = &kit_delete_versioned;
-  {
-    std::lock_guard<std::mutex> lock(g_blocks_mutex);
-    g_blocks[&t->versioned] = t;
-  }
+  register_block(&t->versioned, t);
   *out = &t->versioned;
   return 0;
 }
@@ -159,3 +164,12 @@ PyObject* kit_table(PyObject*, PyObject* args) {
   const char* kept_name = (new std::string(name))->c_str();
   return PyCapsule_New(const_cast<DLPackExchangeAPI*>(table), kept_name, nullptr);
 }
+
+}  // namespace
+
+PyMethodDef g_table_methods[] = {
+    {"kit_table", &kit_table, METH_VARARGS, "a kit-made exchange table capsule"},
+    {"set_table_factory", &set_table_factory, METH_O, "what to_py_object wraps a tensor in"},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace dlpackpp_probe

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Part of _probe.cpp: calling a framework's exchange table (X1-X5), and the kit's own tables
-// (a right one and one per fault) for adapters that test the kit itself.
+// Part of the probe (_probe.cpp): calling a framework's exchange table (X1-X5).
+#include "_probe.hpp"
+
+namespace dlpackpp_probe {
+
 namespace {
 
 const DLPackExchangeAPI* table_of(PyObject* capsule) {
@@ -177,16 +180,15 @@ PyObject* table_to_py(PyObject*, PyObject* args) {
   return Py_BuildValue("(iN)", rc, static_cast<PyObject*>(result));
 }
 
-#include "_probe_tables.inc"
-
 }  // namespace
 
-#define PROBE_EXCHANGE_METHODS                                                                  \
-  {"table_header", &table_header, METH_O, "the table's header chain and entries"},              \
-      {"table_from_py", &table_from_py, METH_VARARGS, "managed_tensor_from_py_object_no_sync"}, \
-      {"table_borrow", &table_borrow, METH_VARARGS, "dltensor_from_py_object_no_sync"},         \
-      {"table_stream", &table_stream, METH_VARARGS, "current_work_stream"},                     \
-      {"table_alloc", &table_alloc, METH_VARARGS, "managed_tensor_allocator"},                  \
-      {"table_to_py", &table_to_py, METH_VARARGS, "managed_tensor_to_py_object_no_sync"},       \
-      {"kit_table", &kit_table, METH_VARARGS, "a kit-made exchange table capsule"},             \
-      {"set_table_factory", &set_table_factory, METH_O, "what to_py_object wraps a tensor in"},
+PyMethodDef g_exchange_methods[] = {
+    {"table_header", &table_header, METH_O, "the table's header chain and entries"},
+    {"table_from_py", &table_from_py, METH_VARARGS, "managed_tensor_from_py_object_no_sync"},
+    {"table_borrow", &table_borrow, METH_VARARGS, "dltensor_from_py_object_no_sync"},
+    {"table_stream", &table_stream, METH_VARARGS, "current_work_stream"},
+    {"table_alloc", &table_alloc, METH_VARARGS, "managed_tensor_allocator"},
+    {"table_to_py", &table_to_py, METH_VARARGS, "managed_tensor_to_py_object_no_sync"},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace dlpackpp_probe

@@ -1,18 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-// Part of _probe.cpp: reading capsules structurally, the deleter shim, taking ownership and
-// releasing from another thread, and the pending-exception drop (L4).
+// Part of the probe (_probe.cpp): reading capsules structurally (by name first), the deleter
+// shim, taking ownership and releasing from another thread, and the pending-exception drop (L4).
+#include "_probe.hpp"
+
+#include <cstring>
+#include <map>
+#include <thread>
+
+namespace dlpackpp_probe {
+
 namespace {
 
-// What a capsule holds, by its name: a tensor of either kind, maybe already consumed, or a
-// tensor the kit took (consume()), whose destructor then calls the deleter.
-constexpr const char* kOwnedVersioned = "dlpackpp_kit.owned_versioned";
-constexpr const char* kOwnedLegacy = "dlpackpp_kit.owned";
-
-struct Held {
-  void* managed = nullptr;
-  bool versioned = false;
-  std::string name;
+// The names under which a capsule's pointer is a tensor, and whether it is versioned.
+struct KnownName {
+  const char* name;
+  bool versioned;
 };
+constexpr KnownName kKnownNames[] = {{"dltensor", false},      {"dltensor_versioned", true},
+                                     {"used_dltensor", false}, {"used_dltensor_versioned", true},
+                                     {kOwnedLegacy, false},    {kOwnedVersioned, true}};
+
+}  // namespace
 
 bool held_of(PyObject* capsule, Held& out) {
   if (!PyCapsule_CheckExact(capsule)) {
@@ -21,14 +29,35 @@ bool held_of(PyObject* capsule, Held& out) {
   }
   const char* name = PyCapsule_GetName(capsule);
   out.name = name != nullptr ? name : "";
-  const std::string& n = out.name;
-  out.versioned = n.size() >= 9 && n.compare(n.size() - 9, 9, "versioned") == 0;
-  out.managed = PyCapsule_GetPointer(capsule, name);
-  return out.managed != nullptr;
+  for (const KnownName& known : kKnownNames) {
+    if (out.name == known.name) {
+      out.versioned = known.versioned;
+      out.managed = PyCapsule_GetPointer(capsule, name);
+      return out.managed != nullptr;
+    }
+  }
+  PyErr_Format(PyExc_ValueError,
+               "conformance probe: a capsule named '%s' is not a DLPack tensor: not read",
+               out.name.c_str());
+  return false;
 }
 
-// The DLTensor of a held tensor, or NULL for a versioned tensor of an unknown major (whose
-// layout after the version and deleter fields is not known: C1).
+namespace {
+
+// capsule_state(capsule) -> (name or None, has a destructor): read without touching the
+// pointer, whatever the name.
+PyObject* capsule_state(PyObject*, PyObject* capsule) {
+  if (!PyCapsule_CheckExact(capsule)) Py_RETURN_NONE;
+  const char* name = PyCapsule_GetName(capsule);
+  PyObject* destructor = PyCapsule_GetDestructor(capsule) != nullptr ? Py_True : Py_False;
+  PyErr_Clear();  // a NULL destructor or name is an answer here, not an error
+  if (name == nullptr) return Py_BuildValue("(OO)", Py_None, destructor);
+  return Py_BuildValue("(sO)", name, destructor);
+}
+
+}  // namespace
+
+// Whose layout after the version and deleter fields is not known for another major (C1).
 DLTensor* tensor_of(const Held& h, std::uint64_t* flags) {
   if (h.versioned) {
     auto* m = static_cast<DLManagedTensorVersioned*>(h.managed);
@@ -48,6 +77,8 @@ PyObject* int_list(const std::int64_t* values, int n) {
   }
   return list;
 }
+
+namespace {
 
 // read(capsule) -> dict of every field the version allows reading, plus `valid`: what the
 // project's own validation (TensorView) says of it ("" when it validates).
@@ -98,6 +129,8 @@ PyObject* read(PyObject*, PyObject* capsule) {
   return d;
 }
 
+}  // namespace
+
 // The bytes of a tensor's elements in row-major order, through shape, strides (NULL read as
 // row-major), data and byte_offset. Reading wild memory may crash: the kit calls this only
 // in a child.
@@ -147,6 +180,8 @@ PyObject* gather_tensor(const DLTensor& t) {
   return out;
 }
 
+namespace {
+
 // gather(capsule) -> bytes of the elements, row-major.
 PyObject* gather(PyObject*, PyObject* capsule) {
   Held h;
@@ -176,7 +211,7 @@ Shimmed take_shim(const void* managed) {
     s = it->second;
     g_shims.erase(it);
   } else {
-    bump(kCounters - 1);  // a shimmed deleter called twice: counted on the last counter
+    bump(kAgain);  // a shimmed deleter called twice
   }
   return s;
 }
@@ -217,6 +252,8 @@ PyObject* shim(PyObject*, PyObject* args) {
   Py_RETURN_TRUE;
 }
 
+}  // namespace
+
 // Destructor of a capsule the kit took ownership into: releases the tensor once.
 void owned_destructor(PyObject* capsule) {
   const char* name = PyCapsule_GetName(capsule);
@@ -224,6 +261,8 @@ void owned_destructor(PyObject* capsule) {
   void* managed = PyCapsule_GetPointer(capsule, name);
   if (managed != nullptr) call_deleter(managed, std::strcmp(name, kOwnedVersioned) == 0);
 }
+
+namespace {
 
 // consume(capsule) -> an owning capsule of the kit: the consumer's half of the protocol
 // (renames the producer's capsule used_..., which must stop its destructor).
@@ -291,17 +330,16 @@ PyObject* drop_with_pending(PyObject*, PyObject* list) {
   return PyBool_FromLong(kept ? 1 : 0);
 }
 
-PyObject* double_frees(PyObject*, PyObject*) {
-  return PyLong_FromLong(g_counts[kCounters - 1].load());
-}
-
 }  // namespace
 
-#define PROBE_READ_METHODS                                                                 \
-  {"read", &read, METH_O, "the capsule's fields"},                                         \
-      {"gather", &gather, METH_O, "the elements' bytes, row-major"},                       \
-      {"shim", &shim, METH_VARARGS, "count the producer's deleter"},                       \
-      {"consume", &consume, METH_O, "take ownership as a consumer does"},                  \
-      {"release_in_thread", &release_in_thread, METH_O, "deleter on a thread, no GIL"},    \
-      {"drop_with_pending", &drop_with_pending, METH_O, "drop with an exception pending"}, \
-      {"double_frees", &double_frees, METH_NOARGS, "deleters called again"},
+PyMethodDef g_read_methods[] = {
+    {"read", &read, METH_O, "the capsule's fields"},
+    {"capsule_state", &capsule_state, METH_O, "the capsule's name and whether it has a destructor"},
+    {"gather", &gather, METH_O, "the elements' bytes, row-major"},
+    {"shim", &shim, METH_VARARGS, "count the producer's deleter"},
+    {"consume", &consume, METH_O, "take ownership as a consumer does"},
+    {"release_in_thread", &release_in_thread, METH_O, "deleter on a thread, no GIL"},
+    {"drop_with_pending", &drop_with_pending, METH_O, "drop with an exception pending"},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace dlpackpp_probe

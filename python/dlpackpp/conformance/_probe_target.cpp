@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Part of _probe.cpp: the `dlpackpp` target, the project's own Python layer as a framework:
-// dlpackpp.Tensor (to_pyobject) is the producer, try_from_dlpack the consumer.
+// Part of the probe (_probe.cpp): the `dlpackpp` target, the project's own Python layer as a
+// framework: dlpackpp.Tensor (to_pyobject) is the producer, try_from_dlpack the consumer.
+#include "_probe.hpp"
+
+namespace dlpackpp_probe {
+
 namespace {
 
 // dlpackpp_tensor(owner, data, shape, strides, dtype, read_only=False) -> dlpackpp.Tensor
@@ -58,8 +62,11 @@ PyObject* dlpackpp_import(PyObject*, PyObject* args, PyObject* kwargs) {
 
 }  // namespace
 
-#define PROBE_TARGET_METHODS                                                            \
-  {"dlpackpp_tensor", &dlpackpp_tensor, METH_VARARGS, "a dlpackpp.Tensor over memory"}, \
-      {"dlpackpp_import",                                                               \
-       reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&dlpackpp_import)),   \
-       METH_VARARGS | METH_KEYWORDS, "try_from_dlpack, as a dlpackpp.Tensor"},
+PyMethodDef g_target_methods[] = {
+    {"dlpackpp_tensor", &dlpackpp_tensor, METH_VARARGS, "a dlpackpp.Tensor over memory"},
+    {"dlpackpp_import",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&dlpackpp_import)),
+     METH_VARARGS | METH_KEYWORDS, "try_from_dlpack, as a dlpackpp.Tensor"},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace dlpackpp_probe

@@ -1,9 +1,0 @@
-# SPDX-License-Identifier: Apache-2.0
-"""A broken adapter for the kit's self-proof: exports 'dltensor_versioned' when no max_version was asked (check P1 must fail)."""
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from _reference import adapter  # noqa: E402
-
-globals().update(adapter("P1"))

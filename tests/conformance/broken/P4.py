@@ -1,9 +1,0 @@
-# SPDX-License-Identifier: Apache-2.0
-"""A broken adapter for the kit's self-proof: puts byte_offset one element past the first element (check P4 must fail)."""
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from _reference import adapter  # noqa: E402
-
-globals().update(adapter("P4"))
