@@ -19,8 +19,6 @@ package neither creates nor replaces it.
 
 import os
 
-from ._inspect import inspect
-
 __all__ = ["get_include", "get_cmake_dir", "get_pkgconfig_dir", "inspect"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,3 +72,14 @@ def __getattr__(name):
         globals()["__version__"] = version
         return version
     raise AttributeError("module 'dlpackpp' has no attribute %r" % name)
+
+
+def inspect(obj):
+    """What a DLPack consumer of ``obj`` (an object with ``__dlpack__``, or a capsule) would be
+    handed, field by field, with the rules it breaks; see docs/inspect.md. Imported on first
+    use, so that ``import dlpackpp`` (what an extension's build asks for its paths) stays
+    light."""
+    from ._inspect import inspect as inspect_now
+
+    return inspect_now(obj)
+

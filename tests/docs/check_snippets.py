@@ -155,9 +155,8 @@ def step_install(root, work):
     # Python files beside): the same install rules, so dlpackpp.get_include() works for the
     # torch recipes without scikit-build-core; .ci/packages.sh checks the real wheel.
     package = os.path.join(work, "site", "dlpackpp")
-    os.makedirs(package)
-    for py in glob.glob(os.path.join(root, "python", "dlpackpp", "*.py")):
-        shutil.copy(py, package)
+    shutil.copytree(os.path.join(root, "python", "dlpackpp"), package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
     run(["cmake", "--install", os.path.join(src, "build", "install"), "--prefix", package],
         src, env_for(work))
 
