@@ -436,12 +436,12 @@ DLPACKPP_END_NAMESPACE
 
 #include <atomic>
 
+// 1 on a free-threaded CPython, where several threads may run Python code at once. Internal
+// (not a knob): Python.h decides it, and every room of the layer reads it.
 #ifdef Py_GIL_DISABLED
-/// 1 on a free-threaded CPython: several threads may run Python code at once.
-#define DLPACKPP_PY_FREE_THREADED 1
+#define DLPACKPP_DETAIL_PY_FREE_THREADED 1
 #else
-/// 1 on a free-threaded CPython: several threads may run Python code at once.
-#define DLPACKPP_PY_FREE_THREADED 0
+#define DLPACKPP_DETAIL_PY_FREE_THREADED 0
 #endif
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -451,16 +451,16 @@ namespace detail {
 /// The order of a read of state another thread may publish: acquire without the GIL, relaxed
 /// (a plain load) with it, where the GIL orders every access.
 inline constexpr std::memory_order shared_acquire =
-    DLPACKPP_PY_FREE_THREADED ? std::memory_order_acquire : std::memory_order_relaxed;
+    DLPACKPP_DETAIL_PY_FREE_THREADED ? std::memory_order_acquire : std::memory_order_relaxed;
 /// The order of a write that publishes state: release without the GIL, relaxed with it.
 inline constexpr std::memory_order shared_release =
-    DLPACKPP_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
+    DLPACKPP_DETAIL_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
 
 /// Stores `made` (a new reference, not NULL) into `slot` unless another thread published one
 /// first, and returns the published object (borrowed from `slot`): the loser's copy is dropped,
 /// so every thread sees the one object. A plain store on a GIL build, where nobody can race.
 inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyObject* expected = nullptr;
   if (slot.compare_exchange_strong(expected, made, std::memory_order_acq_rel,
                                    std::memory_order_acquire)) {
@@ -482,7 +482,7 @@ inline PyObject* published(const std::atomic<PyObject*>& slot) noexcept {
 /// Whether run_once has run; constant-initialized, so a function-local one needs no guard.
 struct OnceFlag {
   std::atomic<bool> done{false};  ///< set once the function has returned
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyMutex mutex{};  ///< held while the function runs
 #endif
 };
@@ -498,7 +498,7 @@ struct OnceFlag {
 template <class F>
 void run_once(OnceFlag& once, F&& init) {
   if (DLPACKPP_LIKELY(once.done.load(std::memory_order_acquire))) return;
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   struct Unlock {  // also when `init` throws
     PyMutex& mutex;
     ~Unlock() { PyMutex_Unlock(&mutex); }
@@ -524,7 +524,7 @@ class CriticalSection {
  public:
   /// Enters `obj`'s critical section (free-threaded build).
   explicit CriticalSection(PyObject* obj) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     PyCriticalSection_Begin(&section_, obj);
 #else
     static_cast<void>(obj);
@@ -534,13 +534,13 @@ class CriticalSection {
   CriticalSection& operator=(const CriticalSection&) = delete;
   /// Leaves it.
   ~CriticalSection() {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     PyCriticalSection_End(&section_);
 #endif
   }
 
  private:
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyCriticalSection section_;
 #endif
 };
@@ -548,7 +548,7 @@ class CriticalSection {
 /// A type's tp_version_tag, which CPython writes with relaxed atomic stores without the GIL.
 inline unsigned int version_tag_of(const PyTypeObject* tp) noexcept {
 #if !defined(Py_LIMITED_API)
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   return __atomic_load_n(&tp->tp_version_tag, __ATOMIC_RELAXED);
 #else
   return tp->tp_version_tag;
@@ -878,13 +878,13 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
   PyObject* atexit = fn != nullptr ? PyImport_ImportModule("atexit") : nullptr;
   PyObject* r = nullptr;
   if (atexit != nullptr) {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     // Every extension built with dlpackpp has its own `arming` mutex (below), so two modules
     // could still call atexit.register at once; the atexit module's own lock serializes them.
     Py_BEGIN_CRITICAL_SECTION(atexit);
 #endif
     r = PyObject_CallMethod(atexit, "register", "O", fn);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     Py_END_CRITICAL_SECTION();
 #endif
   }
@@ -902,7 +902,7 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
 /// atexit.register is not safe to call from two threads at once (ThreadSanitizer sees its
 /// list raced). The mutex is constant-initialized and detaches a waiting thread.
 DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   static PyMutex arming{};
   PyMutex_Lock(&arming);
   if (!shutdown_guard().armed.load()) register_exit_hook();
@@ -1143,7 +1143,7 @@ struct Internals {
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
   PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask (all made up front)
-#if !DLPACKPP_PY_FREE_THREADED
+#if !DLPACKPP_DETAIL_PY_FREE_THREADED
   TypeTable table;  ///< without the GIL each thread has its own (type_cache.hpp)
 #endif
 };
@@ -1171,7 +1171,7 @@ inline void destroy_internals(PyObject* capsule) {
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
-#if !DLPACKPP_PY_FREE_THREADED
+#if !DLPACKPP_DETAIL_PY_FREE_THREADED
   for (int i = 0; i < in->table.type_count; ++i) {
     Py_XDECREF(in->table.types[i].type);
     Py_XDECREF(in->table.types[i].dlpack);
@@ -1180,12 +1180,12 @@ inline void destroy_internals(PyObject* capsule) {
   delete in;
 }
 
-#define DLPACKPP_PY_STR2(x) #x
-#define DLPACKPP_PY_STR(x) DLPACKPP_PY_STR2(x)
+#define DLPACKPP_DETAIL_PY_STR2(x) #x
+#define DLPACKPP_DETAIL_PY_STR(x) DLPACKPP_DETAIL_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_4__";
-#undef DLPACKPP_PY_STR
-#undef DLPACKPP_PY_STR2
+    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_4__";
+#undef DLPACKPP_DETAIL_PY_STR
+#undef DLPACKPP_DETAIL_PY_STR2
 
 inline const void* current_interpreter() noexcept {
 #if !defined(Py_LIMITED_API) || Py_LIMITED_API + 0 >= 0x03090000
@@ -1260,7 +1260,7 @@ inline PyObject* state_dict() {
 // Without the GIL two threads may both find no block and make one: the dict keeps the first,
 // and the other's block dies unseen with its capsule.
 DLPACKPP_COLD inline PyObject* publish_internals(PyObject* dict, PyObject* capsule) {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyObject* key = PyUnicode_FromString(internals_key);
   PyObject* held = nullptr;
   const int rc = key != nullptr ? PyDict_SetDefaultRef(dict, key, capsule, &held) : -1;
@@ -1383,12 +1383,12 @@ namespace detail {
 // kept function is a strong reference, so it stays callable even if the type drops it; tags
 // are never reused, so an equal tag is the same, unmodified type.
 #if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_PY_CACHE_DLPACK 1
+#define DLPACKPP_DETAIL_PY_CACHE_DLPACK 1
 #else
-#define DLPACKPP_PY_CACHE_DLPACK 0
+#define DLPACKPP_DETAIL_PY_CACHE_DLPACK 0
 #endif
 
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
 // `tp`'s version tag while it is valid, else 0. Up to 3.12 a modified type loses
 // Py_TPFLAGS_VALID_VERSION_TAG; 3.13 no longer maintains that flag and sets the tag to 0
 // instead (0 is never a valid tag).
@@ -1435,10 +1435,10 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 #endif
 }
 
-// The type's `__dlpack__` where it may be kept (see DLPACKPP_PY_CACHE_DLPACK): a new
+// The type's `__dlpack__` where it may be kept (see DLPACKPP_DETAIL_PY_CACHE_DLPACK): a new
 // reference and the version tag it is valid for, else NULL (no exception pending).
 DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsigned int& tag) {
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
   auto* tp = reinterpret_cast<PyTypeObject*>(type);
   bool has_dict = tp->tp_dictoffset != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
@@ -1466,7 +1466,7 @@ DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsi
 
 // The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
 inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
   if (entry.dlpack != nullptr && version_is(Py_TYPE(obj), entry.version_tag)) return entry.dlpack;
 #else
   static_cast<void>(entry);
@@ -1475,7 +1475,7 @@ inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
   return nullptr;
 }
 
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
 // Without the GIL: this thread's table for one interpreter (by its id, which CPython never
 // reuses), and its hint. Nothing in it is shared, so it needs no lock and no atomics; what one
 // thread learns (a table, a legacy producer) another learns again, once per type. At thread
@@ -1506,7 +1506,7 @@ inline ThreadTypeTable& thread_table() noexcept {
 
 /// The table `in`'s interpreter keeps for this thread: the interpreter's own with the GIL.
 inline TypeTable& table_of(Internals& in) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   ThreadTypeTable& mine = thread_table();
   if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
     ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
@@ -1524,7 +1524,7 @@ inline TypeTable& table_of(Internals& in) noexcept {
 // the GIL one per process is right for any interpreter's table and needs no room in the shared
 // Internals; without it, one per thread beside the thread's table.
 inline int& last_found_slot(TypeTable& table) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   static_cast<void>(table);
   return thread_table().hint;
 #else
@@ -1563,7 +1563,7 @@ DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const bool grad = lookup_grad(in, type, api);
   unsigned int tag = 0;
   PyObject* dlpack = lookup_dlpack(in, type, tag);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   arm_shutdown_guard();  // the thread's table drops its references at thread exit
 #endif
   TypeTable& table = table_of(in);
@@ -1738,10 +1738,10 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 // - older limited APIs: the attribute looked up and called with a kwargs dict.
 // What the first two buy: an import through __dlpack__ skips the attribute lookup and builds
 // no tuple or dict (see benchmarks/python_compare/README.md); what they rely on: the kept
-// method is exactly obj.__dlpack__ (DLPACKPP_PY_CACHE_DLPACK, type_cache.hpp).
+// method is exactly obj.__dlpack__ (DLPACKPP_DETAIL_PY_CACHE_DLPACK, type_cache.hpp).
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
   // What nearly every import asks, max_version alone or no keyword at all, through the kept
   // method: nothing to build or release.
   const bool plain = mask == 0 || mask == kw_max_version;
@@ -1770,7 +1770,7 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
   PyObject* result = nullptr;
   if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
     if (method != nullptr) {
       result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                    mask != 0 ? in.kwnames[mask] : nullptr);
@@ -2043,7 +2043,7 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-#if !DLPACKPP_PY_FREE_THREADED
+#if !DLPACKPP_DETAIL_PY_FREE_THREADED
 // The blocks of exports and shared tensors: one freed block of each kind kept for the next,
 // exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
 using ::dlpackpp::detail::RecycledBlock;
@@ -2151,7 +2151,7 @@ inline const ImportedTensor& tensor_of(PyObject* obj) noexcept {
 /// The object's SharedTensor, made on first use (with the GIL; without it, by to_pyobject);
 /// NULL with MemoryError raised.
 inline SharedTensor* shared_of(TensorObject* self) noexcept {
-  if (!DLPACKPP_PY_FREE_THREADED && self->shared == nullptr) {
+  if (!DLPACKPP_DETAIL_PY_FREE_THREADED && self->shared == nullptr) {
     void* memory = RecycledBlock<SharedTensor>::take(std::nothrow);
     if (memory == nullptr) {
       PyErr_NoMemory();
@@ -2452,9 +2452,9 @@ namespace detail {
 // __dlpack__ reads its keywords itself: interned names compare by address, and no tuple or
 // dict is made for the call. Elsewhere PyArg_ParseTupleAndKeywords does it.
 #if !defined(Py_LIMITED_API) || Py_LIMITED_API + 0 >= 0x030A0000
-#define DLPACKPP_PY_FASTCALL_DLPACK 1
+#define DLPACKPP_DETAIL_PY_FASTCALL_DLPACK 1
 #else
-#define DLPACKPP_PY_FASTCALL_DLPACK 0
+#define DLPACKPP_DETAIL_PY_FASTCALL_DLPACK 0
 #endif
 
 /// The arguments of __dlpack__, each Py_None when not given (borrowed).
@@ -2465,7 +2465,7 @@ struct DlpackArguments {
   PyObject* copy = Py_None;
 };
 
-#if DLPACKPP_PY_FASTCALL_DLPACK
+#if DLPACKPP_DETAIL_PY_FASTCALL_DLPACK
 // Keyword-only, an unknown keyword is a TypeError, as PyArg_ParseTupleAndKeywords would say.
 inline bool parse_dlpack_arguments(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                                    DlpackArguments& out) {
@@ -2636,7 +2636,7 @@ inline PyObject* export_shared(TensorObject* self, bool versioned) {
   return shared_capsule<DLManagedTensor>(self);
 }
 
-#if DLPACKPP_PY_FASTCALL_DLPACK
+#if DLPACKPP_DETAIL_PY_FASTCALL_DLPACK
 inline PyObject* tensor_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs,
                                PyObject* kwnames) {
   DlpackArguments arguments;
@@ -2655,17 +2655,12 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
   DlpackRequest request;
   const ImportedTensor& tensor = tensor_of(self);
   if (!check_dlpack_arguments(tensor, arguments, request)) return nullptr;
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  DLPACKPP_DETAIL_TRY {
     if (request.copy) return export_copy(tensor, request.versioned);
     return export_shared(self, request.versioned);
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
-    set_error_from_current_exception();
-    return nullptr;
   }
-#endif
+  DLPACKPP_DETAIL_CATCH(...) { set_error_from_current_exception(); }
+  return nullptr;
 }
 
 }  // namespace detail
@@ -2734,17 +2729,12 @@ inline PyObject* tensor_get_shape(PyObject* obj, void*) {
 // A str from what `describe` returns (it may throw bad_alloc).
 template <class Describe>
 PyObject* string_result(Describe&& describe) {
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  DLPACKPP_DETAIL_TRY {
     const std::string s = describe();
     return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
-    set_error_from_current_exception();
-    return nullptr;
   }
-#endif
+  DLPACKPP_DETAIL_CATCH(...) { set_error_from_current_exception(); }
+  return nullptr;
 }
 
 inline PyObject* tensor_get_dtype(PyObject* obj, void*) {
@@ -2843,7 +2833,7 @@ struct TensorExchangeImpl {
 
 inline PyObject* make_tensor_type() {
   static PyMethodDef methods[] = {
-#if DLPACKPP_PY_FASTCALL_DLPACK
+#if DLPACKPP_DETAIL_PY_FASTCALL_DLPACK
     {"__dlpack__", as_cfunction(&tensor_dlpack), METH_FASTCALL | METH_KEYWORDS,
 #else
     {"__dlpack__", as_cfunction(&tensor_dlpack), METH_VARARGS | METH_KEYWORDS,
@@ -2919,7 +2909,7 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   }
   PyTypeObject* type = tensor_type();
   if (type == nullptr) return nullptr;
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   // Without the GIL the tensor goes into its SharedTensor at once (see TensorObject).
   void* block = detail::RecycledBlock<detail::SharedTensor>::take(std::nothrow);
   if (block == nullptr) {
@@ -2929,13 +2919,13 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
 #endif
   PyObject* obj = PyType_GenericAlloc(type, 0);  // zero-filled; holds a reference to the type
   if (obj == nullptr) {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     detail::RecycledBlock<detail::SharedTensor>::give_back(block);
 #endif
     return nullptr;
   }
   auto* self = reinterpret_cast<detail::TensorObject*>(obj);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   self->shared = ::new (block) detail::SharedTensor(std::move(tensor));
 #else
   ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));

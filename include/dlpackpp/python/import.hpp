@@ -122,10 +122,10 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 // - older limited APIs: the attribute looked up and called with a kwargs dict.
 // What the first two buy: an import through __dlpack__ skips the attribute lookup and builds
 // no tuple or dict (see benchmarks/python_compare/README.md); what they rely on: the kept
-// method is exactly obj.__dlpack__ (DLPACKPP_PY_CACHE_DLPACK, type_cache.hpp).
+// method is exactly obj.__dlpack__ (DLPACKPP_DETAIL_PY_CACHE_DLPACK, type_cache.hpp).
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
   // What nearly every import asks, max_version alone or no keyword at all, through the kept
   // method: nothing to build or release.
   const bool plain = mask == 0 || mask == kw_max_version;
@@ -154,7 +154,7 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
   PyObject* result = nullptr;
   if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
     if (method != nullptr) {
       result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                    mask != 0 ? in.kwnames[mask] : nullptr);

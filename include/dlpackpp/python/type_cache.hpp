@@ -34,12 +34,12 @@ namespace detail {
 // kept function is a strong reference, so it stays callable even if the type drops it; tags
 // are never reused, so an equal tag is the same, unmodified type.
 #if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_PY_CACHE_DLPACK 1
+#define DLPACKPP_DETAIL_PY_CACHE_DLPACK 1
 #else
-#define DLPACKPP_PY_CACHE_DLPACK 0
+#define DLPACKPP_DETAIL_PY_CACHE_DLPACK 0
 #endif
 
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
 // `tp`'s version tag while it is valid, else 0. Up to 3.12 a modified type loses
 // Py_TPFLAGS_VALID_VERSION_TAG; 3.13 no longer maintains that flag and sets the tag to 0
 // instead (0 is never a valid tag).
@@ -86,10 +86,10 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 #endif
 }
 
-// The type's `__dlpack__` where it may be kept (see DLPACKPP_PY_CACHE_DLPACK): a new
+// The type's `__dlpack__` where it may be kept (see DLPACKPP_DETAIL_PY_CACHE_DLPACK): a new
 // reference and the version tag it is valid for, else NULL (no exception pending).
 DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsigned int& tag) {
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
   auto* tp = reinterpret_cast<PyTypeObject*>(type);
   bool has_dict = tp->tp_dictoffset != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
@@ -117,7 +117,7 @@ DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsi
 
 // The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
 inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
   if (entry.dlpack != nullptr && version_is(Py_TYPE(obj), entry.version_tag)) return entry.dlpack;
 #else
   static_cast<void>(entry);
@@ -126,7 +126,7 @@ inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
   return nullptr;
 }
 
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
 // Without the GIL: this thread's table for one interpreter (by its id, which CPython never
 // reuses), and its hint. Nothing in it is shared, so it needs no lock and no atomics; what one
 // thread learns (a table, a legacy producer) another learns again, once per type. At thread
@@ -157,7 +157,7 @@ inline ThreadTypeTable& thread_table() noexcept {
 
 /// The table `in`'s interpreter keeps for this thread: the interpreter's own with the GIL.
 inline TypeTable& table_of(Internals& in) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   ThreadTypeTable& mine = thread_table();
   if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
     ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
@@ -175,7 +175,7 @@ inline TypeTable& table_of(Internals& in) noexcept {
 // the GIL one per process is right for any interpreter's table and needs no room in the shared
 // Internals; without it, one per thread beside the thread's table.
 inline int& last_found_slot(TypeTable& table) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   static_cast<void>(table);
   return thread_table().hint;
 #else
@@ -214,7 +214,7 @@ DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const bool grad = lookup_grad(in, type, api);
   unsigned int tag = 0;
   PyObject* dlpack = lookup_dlpack(in, type, tag);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   arm_shutdown_guard();  // the thread's table drops its references at thread exit
 #endif
   TypeTable& table = table_of(in);
