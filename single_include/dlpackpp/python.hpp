@@ -975,7 +975,8 @@ inline void release_reference(PyObject* obj) noexcept {
 /// A strong reference to a Python object that may be dropped on any thread: the deleter of a
 /// tensor that keeps a Python object alive (pass it as `wrap`'s owner). Dropped where the GIL
 /// is held, it is released at once; elsewhere the GIL is taken, unless interpreter shutdown
-/// may have started (then the reference is leaked: aborting is never an option).
+/// may have started (then the reference is leaked: aborting is never an option). Apart from
+/// detail::HeldRef, the layer's reference for code that holds the GIL, for that reason alone.
 class ObjectRef {
  public:
   /// No object.
@@ -1020,33 +1021,50 @@ class ObjectRef {
 };
 
 namespace detail {
-/// A reference owned for one scope, with the GIL held throughout (ObjectRef is for any
-/// thread).
-class ScopedRef {
+/// An owned reference to a Python object, dropped where the GIL is held: for a scope inside an
+/// entry point, or a binding caster (which dies with the call, the GIL held). The one owning
+/// type of the layer but ObjectRef, which stays apart because it may be dropped on a thread
+/// without the GIL: every drop then asks which thread it is on, and every construction arms
+/// the shutdown guard, neither of which the per-call paths should pay for.
+class HeldRef {
  public:
+  /// No object.
+  HeldRef() noexcept = default;
+  /// Takes over the reference the caller owns to `obj` (NULL allowed).
+  explicit HeldRef(PyObject* obj) noexcept : obj_(obj) {}
   /// A new reference to `obj` (NULL allowed).
-  explicit ScopedRef(PyObject* obj) noexcept : obj_(obj) { Py_XINCREF(obj_); }
-  ScopedRef(const ScopedRef&) = delete;
-  ScopedRef& operator=(const ScopedRef&) = delete;
-  ~ScopedRef() { Py_XDECREF(obj_); }
-  /// The object (borrowed).
+  static HeldRef borrow(PyObject* obj) noexcept {
+    Py_XINCREF(obj);
+    return HeldRef(obj);
+  }
+  /// Takes `other`'s reference.
+  HeldRef(HeldRef&& other) noexcept : obj_(other.release()) {}
+  /// Drops the current reference and takes `other`'s.
+  HeldRef& operator=(HeldRef&& other) noexcept {
+    reset(other.release());
+    return *this;
+  }
+  HeldRef(const HeldRef&) = delete;
+  HeldRef& operator=(const HeldRef&) = delete;
+  /// Drops the reference.
+  ~HeldRef() { Py_XDECREF(obj_); }
+  /// Takes over `obj`'s reference (NULL allowed), dropping the one held before.
+  void reset(PyObject* obj = nullptr) noexcept {
+    PyObject* old = obj_;
+    obj_ = obj;
+    Py_XDECREF(old);  // last: dropping may run Python code that reads this ref
+  }
+  /// Hands the reference to the caller, who then owns it; NULL where none was held.
+  PyObject* release() noexcept {
+    PyObject* obj = obj_;
+    obj_ = nullptr;
+    return obj;
+  }
+  /// The object (borrowed), or NULL.
   PyObject* get() const noexcept { return obj_; }
 
  private:
-  PyObject* obj_;
-};
-
-/// Releases a reference it was handed (a new one, or NULL) when it goes out of scope.
-class StolenRef {
- public:
-  /// Takes over `obj`'s reference (NULL allowed).
-  explicit StolenRef(PyObject* obj) noexcept : obj_(obj) {}
-  StolenRef(const StolenRef&) = delete;
-  StolenRef& operator=(const StolenRef&) = delete;
-  ~StolenRef() { Py_XDECREF(obj_); }
-
- private:
-  PyObject* obj_;
+  PyObject* obj_ = nullptr;
 };
 }  // namespace detail
 
@@ -1641,6 +1659,7 @@ DLPACKPP_END_NAMESPACE
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -1676,6 +1695,21 @@ struct ImportOptions {
 };
 
 namespace detail {
+
+// ---- 0. the preamble of every entry point ------------------------------------------------
+
+// `obj` checked, this interpreter's state found and held for the call (see StateHold), then
+// `body(in)`, whose Result is returned: written once for try_from_dlpack, current_stream,
+// try_borrow and try_borrow_view.
+template <class Body>
+DLPACKPP_FORCE_INLINE auto with_state(PyObject* obj, Body&& body)
+    -> std::invoke_result_t<Body&, Internals&> {
+  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
+  Internals* in = internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
+  const StateHold hold(*in);
+  return body(*in);
+}
 
 // ---- 1. the path: the exchange table where it can serve the request ------------------------
 
@@ -1924,7 +1958,8 @@ DLPACKPP_COLD inline Result<void> check_legacy_result(Device got, PyObject* obj,
 // Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
                                             PyObject* method, const ImportOptions& options) {
-  const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
+  const HeldRef held =
+      HeldRef::borrow(method);  // __dlpack__ may run Python code that evicts the entry
   PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
@@ -1938,17 +1973,6 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   return r;
 }
 
-// try_from_dlpack once the interpreter state and the type's entry are known (try_borrow
-// has looked both up already when it falls back to an owning import).
-inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entry, PyObject* obj,
-                                            const ImportOptions& options) {
-#if DLPACKPP_HAS_EXCHANGE_API
-  if (entry.api != nullptr && exchange_can_serve(options))
-    return import_exchange(in, entry, obj, options);
-#endif
-  return import_dlpack(in, obj, entry.legacy, cached_dlpack(entry, obj), options);
-}
-
 }  // namespace detail
 
 /// Imports any object that speaks DLPack, taking ownership of what it exports. Where
@@ -1959,16 +1983,18 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
 /// type). A Python exception from the producer comes back as an Error that
 /// set_python_error() re-raises unchanged.
 inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr))
-    return detail::make_error(Errc::null_pointer, "object is NULL");
-  detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr))
-    return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr))
-    return detail::take_python_error("dlpackpp's type cache");
-  return detail::import_object(*in, *entry, obj, options);
+  using detail::Internals;
+  return detail::with_state(obj, [&](Internals& in) -> Result<ImportedTensor> {
+    const detail::TypeEntry* entry = detail::type_entry_of(in, obj);
+    if (DLPACKPP_UNLIKELY(entry == nullptr))
+      return detail::take_python_error("dlpackpp's type cache");
+#if DLPACKPP_HAS_EXCHANGE_API
+    if (entry->api != nullptr && detail::exchange_can_serve(options))
+      return detail::import_exchange(in, *entry, obj, options);
+#endif
+    return detail::import_dlpack(in, obj, entry->legacy, detail::cached_dlpack(*entry, obj),
+                                 options);
+  });
 }
 
 /// As try_from_dlpack, throwing the Error.
@@ -1980,21 +2006,21 @@ inline ImportedTensor from_dlpack(PyObject* obj, const ImportOptions& options = 
 /// reads an exchange-imported tensor there. NULL for CPU or a producer without the exchange
 /// API.
 inline Result<void*> current_stream(PyObject* obj, Device device) {
-  if (obj == nullptr) return detail::make_error(Errc::null_pointer, "object is NULL");
-  if (device == Device::cpu()) return static_cast<void*>(nullptr);
+  if (obj != nullptr && device == Device::cpu()) return static_cast<void*>(nullptr);
+  return detail::with_state(obj, [&](detail::Internals& in) -> Result<void*> {
 #if DLPACKPP_HAS_EXCHANGE_API
-  detail::Internals* in = detail::internals();
-  if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  const detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
-  if (const auto* api = entry->api) {
-    Result<void*> stream = ::dlpackpp::current_stream(api, device);
-    if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
-    return stream;
-  }
+    const detail::TypeEntry* entry = detail::type_entry_of(in, obj);
+    if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
+    if (const auto* api = entry->api) {
+      Result<void*> stream = ::dlpackpp::current_stream(api, device);
+      if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
+      return stream;
+    }
+#else
+    static_cast<void>(in);
 #endif
-  return static_cast<void*>(nullptr);
+    return static_cast<void*>(nullptr);  // a producer without the exchange API
+  });
 }
 
 }  // namespace python
@@ -2261,19 +2287,21 @@ inline Result<void> own_tensor_fits(const ImportedTensor& own, const ValidateOpt
 
 #if DLPACKPP_HAS_EXCHANGE_API
 // Through the table's dltensor_from_py_object_no_sync: no allocation, no ownership. The bare
-// DLTensor it fills cannot say READ_ONLY, so the view is READ_ONLY. In place: the view reads
-// `storage`, which must outlive it; else it keeps its own copy.
-template <bool InPlace>
+// DLTensor it fills cannot say READ_ONLY, so the view is READ_ONLY. It reads `storage` in
+// place where given (the caller keeps it unmoved while the view is used); else it keeps its
+// own copy of what was borrowed.
 DLPACKPP_FORCE_INLINE Result<TensorView> lend_borrowed(const DLPackExchangeAPI* api, PyObject* obj,
-                                                       DLTensor& storage,
+                                                       DLTensor* storage,
                                                        const ValidateOptions& options) {
-  Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, storage);
+  DLTensor copied;
+  DLTensor& filled = storage != nullptr ? *storage : copied;
+  Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, filled);
   if (DLPACKPP_UNLIKELY(!borrowed))
     return exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
   ValidateOptions read_only = options;
   read_only.flags |= flag::read_only;
-  if constexpr (InPlace) return ::dlpackpp::detail::view_in_place(storage, read_only);
-  return TensorView::try_from(storage, read_only);
+  if (storage != nullptr) return ::dlpackpp::detail::view_in_place(*storage, read_only);
+  return TensorView::try_from(copied, read_only);
 }
 
 // Through the table's owning entry (flags known), handed to a new capsule in `keeper`.
@@ -2293,7 +2321,7 @@ inline Result<TensorView> lend_owned(Internals& in, const TypeEntry& entry, PyOb
 inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, PyObject* obj,
                                        PyObject*& keeper, const ImportOptions& options) {
   bool legacy = entry.legacy;
-  const ScopedRef held(cached_dlpack(entry, obj));  // __dlpack__ may evict the entry
+  const HeldRef held = HeldRef::borrow(cached_dlpack(entry, obj));  // __dlpack__ may evict it
   PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
@@ -2311,49 +2339,33 @@ inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, Py
 }
 
 // The borrow engine, the one route and writability rule for try_borrow, try_borrow_view and
-// the binding casters, once a dlpackpp.Tensor of this state has been read in place with its
-// flags (by try_borrow and try_borrow_view themselves). Where the type's exchange table can
-// serve the request, a reader borrows through dltensor_from_py_object_no_sync (READ_ONLY: the
-// table carries no flags), and a writer (ImportOptions::writable) or a table without that
-// entry imports with ownership. Otherwise __dlpack__'s capsule is leased. `keeper` receives
-// a new reference (or NULL) that keeps the view's tensor alive; the view also needs `obj`.
-template <bool InPlace>
-DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTensor& storage,
+// so the binding casters. A dlpackpp.Tensor of this state is read in place with its flags.
+// Where the type's exchange table can serve the request, a reader borrows through
+// dltensor_from_py_object_no_sync (READ_ONLY: the table carries no flags; into `storage`
+// where given, see lend_borrowed), and a writer (ImportOptions::writable) or a table without
+// that entry imports with ownership. Otherwise __dlpack__'s capsule is leased. `keeper`
+// (NULL on entry) receives the new reference, if any, that keeps the view's tensor alive; the
+// view also needs `obj`.
+DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTensor* storage,
                                               PyObject*& keeper, const ImportOptions& options) {
-  keeper = nullptr;
+  if (const ImportedTensor* own = own_tensor_of(in, obj)) {  // in place, its flags
+    Result<void> fits = own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return own->view();
+  }
   const TypeEntry* entry = type_entry_of(in, obj);
   if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
 #if DLPACKPP_HAS_EXCHANGE_API
   const DLPackExchangeAPI* api = entry->api;
   if (api != nullptr && exchange_can_serve(options)) {
     if (!options.writable && api->dltensor_from_py_object_no_sync != nullptr)
-      return lend_borrowed<InPlace>(api, obj, storage, options.validate);
+      return lend_borrowed(api, obj, storage, options.validate);
     return lend_owned(in, *entry, obj, keeper, options);
   }
 #else
   static_cast<void>(storage);
 #endif
   return lend_capsule(in, *entry, obj, keeper, options);
-}
-
-// try_borrow_view's engine. InPlace: a view through the exchange table reads `storage`,
-// which the caller keeps alive and in place while the view is used (the binding casters'
-// own storage); otherwise the view keeps its own copy and `storage` is not used.
-template <bool InPlace>
-DLPACKPP_FORCE_INLINE Result<TensorView> borrow_view(PyObject* obj, DLTensor& storage,
-                                                     PyObject*& keeper,
-                                                     const ImportOptions& options) {
-  keeper = nullptr;
-  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
-  Internals* in = internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
-  const StateHold hold(*in);
-  if (const ImportedTensor* own = own_tensor_of(*in, obj)) {  // in place, its flags
-    Result<void> fits = own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return own->view();
-  }
-  return lend<InPlace>(*in, obj, storage, keeper, options);
 }
 }  // namespace detail
 
@@ -2365,8 +2377,22 @@ DLPACKPP_FORCE_INLINE Result<TensorView> borrow_view(PyObject* obj, DLTensor& st
 /// meanwhile. A view through the exchange table keeps its own copy of the borrowed DLTensor.
 DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
                                                          const ImportOptions& options = {}) {
-  DLTensor unused;  // a view through the table copies what it borrows
-  return detail::borrow_view<false>(obj, unused, keeper, options);
+  keeper = nullptr;
+  return detail::with_state(obj, [&](detail::Internals& in) DLPACKPP_LAMBDA_FORCE_INLINE {
+    return detail::lend(in, obj, nullptr, keeper, options);
+  });
+}
+
+/// As try_borrow_view, for a caller that keeps `storage` alive and unmoved while the view is
+/// used (a binding caster's own member): a view through the exchange table then reads the
+/// DLTensor it borrowed into `storage` in place instead of copying it.
+DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, DLTensor& storage,
+                                                         PyObject*& keeper,
+                                                         const ImportOptions& options = {}) {
+  keeper = nullptr;
+  return detail::with_state(obj, [&](detail::Internals& in) DLPACKPP_LAMBDA_FORCE_INLINE {
+    return detail::lend(in, obj, &storage, keeper, options);
+  });
 }
 
 /// Calls `f(const TensorView&)` on `obj`'s tensor and returns its result (a `Result<X>` that
@@ -2382,24 +2408,16 @@ DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, PyObject
 template <class F>
 DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f,
                                                             const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr))
-    return detail::make_error(Errc::null_pointer, "object is NULL");
-  detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr))
-    return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  const detail::ScopedRef keep_alive(obj);
-  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {  // in place, its flags
-    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return detail::call_with_view(f, own->view());
-  }
-  DLTensor storage;  // outlives the view, which reads it in place where the table lends it
-  PyObject* keeper = nullptr;
-  Result<TensorView> view = detail::lend<true>(*in, obj, storage, keeper, options);
-  if (DLPACKPP_UNLIKELY(!view)) return view.error();
-  const detail::StolenRef lease(keeper);
-  return detail::call_with_view(f, *view);
+  using R = detail::borrow_result_t<F>;
+  return detail::with_state(obj, [&](detail::Internals& in) DLPACKPP_LAMBDA_FORCE_INLINE -> R {
+    const detail::HeldRef keep_alive = detail::HeldRef::borrow(obj);
+    DLTensor storage;  // outlives the view, which reads it in place where the table lends it
+    PyObject* keeper = nullptr;
+    Result<TensorView> view = detail::lend(in, obj, &storage, keeper, options);
+    if (DLPACKPP_UNLIKELY(!view)) return view.error();
+    const detail::HeldRef lease(keeper);
+    return detail::call_with_view(f, *view);
+  });
 }
 
 /// As try_borrow, throwing the Error.

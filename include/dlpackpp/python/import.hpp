@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -60,6 +61,21 @@ struct ImportOptions {
 };
 
 namespace detail {
+
+// ---- 0. the preamble of every entry point ------------------------------------------------
+
+// `obj` checked, this interpreter's state found and held for the call (see StateHold), then
+// `body(in)`, whose Result is returned: written once for try_from_dlpack, current_stream,
+// try_borrow and try_borrow_view.
+template <class Body>
+DLPACKPP_FORCE_INLINE auto with_state(PyObject* obj, Body&& body)
+    -> std::invoke_result_t<Body&, Internals&> {
+  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
+  Internals* in = internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
+  const StateHold hold(*in);
+  return body(*in);
+}
 
 // ---- 1. the path: the exchange table where it can serve the request ------------------------
 
@@ -308,7 +324,8 @@ DLPACKPP_COLD inline Result<void> check_legacy_result(Device got, PyObject* obj,
 // Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
                                             PyObject* method, const ImportOptions& options) {
-  const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
+  const HeldRef held =
+      HeldRef::borrow(method);  // __dlpack__ may run Python code that evicts the entry
   PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
@@ -322,17 +339,6 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   return r;
 }
 
-// try_from_dlpack once the interpreter state and the type's entry are known (try_borrow
-// has looked both up already when it falls back to an owning import).
-inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entry, PyObject* obj,
-                                            const ImportOptions& options) {
-#if DLPACKPP_HAS_EXCHANGE_API
-  if (entry.api != nullptr && exchange_can_serve(options))
-    return import_exchange(in, entry, obj, options);
-#endif
-  return import_dlpack(in, obj, entry.legacy, cached_dlpack(entry, obj), options);
-}
-
 }  // namespace detail
 
 /// Imports any object that speaks DLPack, taking ownership of what it exports. Where
@@ -343,16 +349,18 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
 /// type). A Python exception from the producer comes back as an Error that
 /// set_python_error() re-raises unchanged.
 inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr))
-    return detail::make_error(Errc::null_pointer, "object is NULL");
-  detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr))
-    return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr))
-    return detail::take_python_error("dlpackpp's type cache");
-  return detail::import_object(*in, *entry, obj, options);
+  using detail::Internals;
+  return detail::with_state(obj, [&](Internals& in) -> Result<ImportedTensor> {
+    const detail::TypeEntry* entry = detail::type_entry_of(in, obj);
+    if (DLPACKPP_UNLIKELY(entry == nullptr))
+      return detail::take_python_error("dlpackpp's type cache");
+#if DLPACKPP_HAS_EXCHANGE_API
+    if (entry->api != nullptr && detail::exchange_can_serve(options))
+      return detail::import_exchange(in, *entry, obj, options);
+#endif
+    return detail::import_dlpack(in, obj, entry->legacy, detail::cached_dlpack(*entry, obj),
+                                 options);
+  });
 }
 
 /// As try_from_dlpack, throwing the Error.
@@ -364,21 +372,21 @@ inline ImportedTensor from_dlpack(PyObject* obj, const ImportOptions& options = 
 /// reads an exchange-imported tensor there. NULL for CPU or a producer without the exchange
 /// API.
 inline Result<void*> current_stream(PyObject* obj, Device device) {
-  if (obj == nullptr) return detail::make_error(Errc::null_pointer, "object is NULL");
-  if (device == Device::cpu()) return static_cast<void*>(nullptr);
+  if (obj != nullptr && device == Device::cpu()) return static_cast<void*>(nullptr);
+  return detail::with_state(obj, [&](detail::Internals& in) -> Result<void*> {
 #if DLPACKPP_HAS_EXCHANGE_API
-  detail::Internals* in = detail::internals();
-  if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  const detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
-  if (const auto* api = entry->api) {
-    Result<void*> stream = ::dlpackpp::current_stream(api, device);
-    if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
-    return stream;
-  }
+    const detail::TypeEntry* entry = detail::type_entry_of(in, obj);
+    if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
+    if (const auto* api = entry->api) {
+      Result<void*> stream = ::dlpackpp::current_stream(api, device);
+      if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
+      return stream;
+    }
+#else
+    static_cast<void>(in);
 #endif
-  return static_cast<void*>(nullptr);
+    return static_cast<void*>(nullptr);  // a producer without the exchange API
+  });
 }
 
 }  // namespace python
