@@ -424,8 +424,8 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// What the Python layer needs to share state between threads without the GIL (a
 /// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
-/// published state, an object made lazily and published once, a function run once, a relaxed
-/// read of a field CPython writes atomically there, and an object's critical section. On a GIL
+/// published state, an object made lazily and published once, a function run once, and an
+/// object's critical section. On a GIL
 /// build each is what the code did before (a plain load, a plain store, nothing): the GIL
 /// already orders every access.
 
@@ -544,20 +544,6 @@ class CriticalSection {
   PyCriticalSection section_;
 #endif
 };
-
-/// A type's tp_version_tag, which CPython writes with relaxed atomic stores without the GIL.
-inline unsigned int version_tag_of(const PyTypeObject* tp) noexcept {
-#if !defined(Py_LIMITED_API)
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  return __atomic_load_n(&tp->tp_version_tag, __ATOMIC_RELAXED);
-#else
-  return tp->tp_version_tag;
-#endif
-#else
-  static_cast<void>(tp);
-  return 0;
-#endif
-}
 
 }  // namespace detail
 }  // namespace python
@@ -1132,8 +1118,6 @@ struct TypeEntry {
   PyObject* type = nullptr;
   const ExchangeApi* api = nullptr;  ///< usable exchange table, or NULL
   bool legacy = false;               ///< __dlpack__ rejected max_version with TypeError
-  PyObject* dlpack = nullptr;        ///< the type's own __dlpack__ (strong), see cached_dlpack
-  unsigned int version_tag = 0;      ///< the type's tp_version_tag when `dlpack` was read
   bool grad = false;                 ///< a table's type with `requires_grad` (see import.hpp)
 };
 
@@ -1190,10 +1174,7 @@ inline void destroy_internals(PyObject* capsule) {
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
 #if !DLPACKPP_DETAIL_PY_FREE_THREADED
-  for (int i = 0; i < in->table.type_count; ++i) {
-    Py_XDECREF(in->table.types[i].type);
-    Py_XDECREF(in->table.types[i].dlpack);
-  }
+  for (int i = 0; i < in->table.type_count; ++i) Py_XDECREF(in->table.types[i].type);
 #endif
   delete in;
 }
@@ -1370,9 +1351,10 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// What import knows about a producer type, cached per interpreter (16 entries, each holding
 /// a strong reference to its type): its exchange table, whether it speaks only the legacy
-/// protocol, and its `__dlpack__` where calling that directly is exactly `obj.__dlpack__`.
-/// Without the GIL the table is per thread as well (see thread_table), so that no lock is
-/// taken on the per-tensor path and no thread evicts an entry another is reading.
+/// protocol, whether it has `requires_grad`. Without the GIL the table is per thread as well
+/// (see thread_table), so that no lock is taken on the per-tensor path and no thread evicts
+/// an entry another is reading. And how an import finds the type's `__dlpack__`: in CPython's
+/// own type cache (dlpack_method), where calling it directly is exactly `obj.__dlpack__`.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 #if DLPACKPP_PYTHON_AVAILABLE
@@ -1390,44 +1372,6 @@ DLPACKPP_END_NAMESPACE
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
-
-// The full API (3.9+, vectorcall) lets import keep a type's `__dlpack__` function instead of
-// looking the name up on every call. It is kept only where calling it with the object first
-// is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute lookup, its
-// instances have no __dict__ (nothing can shadow the method), and the attribute is a plain
-// function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). Types can be changed at run
-// time, so every use compares the type's tp_version_tag, which CPython changes whenever the
-// type or a base is modified: a modified type goes back to the name lookup for good. The
-// kept function is a strong reference, so it stays callable even if the type drops it; tags
-// are never reused, so an equal tag is the same, unmodified type.
-#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_DETAIL_PY_CACHE_DLPACK 1
-#else
-#define DLPACKPP_DETAIL_PY_CACHE_DLPACK 0
-#endif
-
-#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
-// `tp`'s version tag while it is valid, else 0. Up to 3.12 a modified type loses
-// Py_TPFLAGS_VALID_VERSION_TAG; 3.13 no longer maintains that flag and sets the tag to 0
-// instead (0 is never a valid tag).
-inline unsigned int valid_version_tag(PyTypeObject* tp) noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  return version_tag_of(tp);
-#else
-  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0u;
-#endif
-}
-
-// Whether `tp` is unmodified since its valid tag was `tag` (the per-import check, one compare
-// more than the tag's before 3.13).
-inline bool version_is(PyTypeObject* tp, unsigned int tag) noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  return version_tag_of(tp) == tag;  // `tag` is never 0, a modified type's tag is
-#else
-  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == tag;
-#endif
-}
-#endif
 
 // The type's exchange table: only a "dlpack_exchange_api" capsule in
 // `__dlpack_c_exchange_api__` (DLPack 1.3) is read. Anything else there (an integer, another
@@ -1453,44 +1397,46 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 #endif
 }
 
-// The type's `__dlpack__` where it may be kept (see DLPACKPP_DETAIL_PY_CACHE_DLPACK): a new
-// reference and the version tag it is valid for, else NULL (no exception pending).
-DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsigned int& tag) {
-#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
-  auto* tp = reinterpret_cast<PyTypeObject*>(type);
+// The full API (3.9+, vectorcall) calls a type's `__dlpack__` directly with the object first
+// where that is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute
+// lookup, its instances have no __dict__ (nothing can shadow the method), and the attribute
+// is a plain function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). It is found in
+// CPython's own type cache, as nanobind finds it (_PyType_LookupRef from 3.13,
+// _PyType_Lookup before): keyed by the type's version tag, so a modified type is looked up
+// afresh, and safe without the GIL. What calling it buys over PyObject_VectorcallMethod,
+// which looks the name up on the object and binds it: see benchmarks/python_compare/README.md.
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
+#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 1
+#else
+#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 0
+#endif
+
+// The type's `__dlpack__` to be called with `obj` first (see above): a new reference, or NULL
+// (nothing raised) where the call must go through the name.
+inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+  PyTypeObject* tp = Py_TYPE(obj);
   bool has_dict = tp->tp_dictoffset != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
   has_dict = has_dict || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
 #endif
   if (has_dict || tp->tp_getattro != PyObject_GenericGetAttr) return nullptr;
-  PyObject* attr = PyObject_GetAttr(type, in.str_dlpack);  // also gives the type a version tag
-  if (attr == nullptr) {
-    PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject* method = _PyType_LookupRef(tp, in.str_dlpack);
+#else
+  PyObject* method = _PyType_Lookup(tp, in.str_dlpack);  // borrowed
+  Py_XINCREF(method);
+#endif
+  if (method != nullptr && !PyType_HasFeature(Py_TYPE(method), Py_TPFLAGS_METHOD_DESCRIPTOR)) {
+    Py_DECREF(method);
     return nullptr;
   }
-  tag = valid_version_tag(tp);
-  if (!PyType_HasFeature(Py_TYPE(attr), Py_TPFLAGS_METHOD_DESCRIPTOR) || tag == 0) {
-    Py_DECREF(attr);
-    return nullptr;
-  }
-  return attr;
+  return method;
 #else
   static_cast<void>(in);
-  static_cast<void>(type);
-  static_cast<void>(tag);
-  return nullptr;
-#endif
-}
-
-// The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
-inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
-#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
-  if (entry.dlpack != nullptr && version_is(Py_TYPE(obj), entry.version_tag)) return entry.dlpack;
-#else
-  static_cast<void>(entry);
   static_cast<void>(obj);
-#endif
   return nullptr;
+#endif
 }
 
 #if DLPACKPP_DETAIL_PY_FREE_THREADED
@@ -1510,10 +1456,7 @@ struct ThreadTypeTable {
   ThreadTypeTable& operator=(const ThreadTypeTable&) = delete;
   ~ThreadTypeTable() {
     if (interp_id != 0) return;  // not the main interpreter (or never used)
-    for (int i = 0; i < table.type_count; ++i) {
-      release_reference(table.types[i].dlpack);
-      release_reference(table.types[i].type);
-    }
+    for (int i = 0; i < table.type_count; ++i) release_reference(table.types[i].type);
   }
 };
 inline ThreadTypeTable& thread_table() noexcept {
@@ -1579,27 +1522,22 @@ DLPACKPP_COLD inline bool lookup_grad(Internals& in, PyObject* type, const Excha
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
   const bool grad = lookup_grad(in, type, api);
-  unsigned int tag = 0;
-  PyObject* dlpack = lookup_dlpack(in, type, tag);
 #if DLPACKPP_DETAIL_PY_FREE_THREADED
   arm_shutdown_guard();  // the thread's table drops its references at thread exit
 #endif
   TypeTable& table = table_of(in);
   int slot = table.type_count;
   PyObject* evicted = nullptr;
-  PyObject* evicted_dlpack = nullptr;
   if (slot < TypeTable::slots) {
     ++table.type_count;
   } else {
     slot = table.next_evict;
     table.next_evict = (slot + 1) % TypeTable::slots;
     evicted = table.types[slot].type;
-    evicted_dlpack = table.types[slot].dlpack;
   }
   Py_INCREF(type);
-  table.types[slot] = TypeEntry{type, api, false, dlpack, tag, grad};
-  Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
-  Py_XDECREF(evicted);
+  table.types[slot] = TypeEntry{type, api, false, grad};
+  Py_XDECREF(evicted);           // last: dropping a type may run Python code
   return cached_type(in, type);  // NULL only if the decrefs above re-entered and evicted it
 }
 
@@ -1761,22 +1699,22 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 
 // ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
 
-// Through `method` (the type's kept __dlpack__, which the caller holds a reference to) where
+// Through `method` (the type's __dlpack__ from dlpack_method, which the caller holds) where
 // not NULL; a new reference or NULL with a Python exception set. Four ways to make the call,
 // each where the API in force has it, the cheapest first:
-// - the full API (3.9+) with the kept method and max_version alone or no keyword: one
-//   vectorcall with arguments already built (no attribute lookup, nothing made or released);
-// - the full API otherwise: the kept method, or PyObject_VectorcallMethod with the interned
+// - the full API (3.9+) with the type's method and max_version alone or no keyword: one
+//   vectorcall with arguments already built (no bound method, nothing made or released);
+// - the full API otherwise: the type's method, or PyObject_VectorcallMethod with the interned
 //   name, with the interpreter's keyword-name tuple for `mask`;
-// - the limited API 3.12+: PyObject_VectorcallMethod (no kept method: no tp_version_tag);
+// - the limited API 3.12+: PyObject_VectorcallMethod (no _PyType_Lookup there);
 // - older limited APIs: the attribute looked up and called with a kwargs dict.
-// What the first two buy: an import through __dlpack__ skips the attribute lookup and builds
-// no tuple or dict (see benchmarks/python_compare/README.md); what they rely on: the kept
-// method is exactly obj.__dlpack__ (DLPACKPP_DETAIL_PY_CACHE_DLPACK, type_cache.hpp).
+// What the first two buy: an import through __dlpack__ binds no method and builds no tuple
+// or dict; what they rely on: the type's method is exactly obj.__dlpack__ (dlpack_method,
+// type_cache.hpp).
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
-#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
-  // What nearly every import asks, max_version alone or no keyword at all, through the kept
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+  // What nearly every import asks, max_version alone or no keyword at all, through the type's
   // method: nothing to build or release.
   const bool plain = mask == 0 || mask == kw_max_version;
   if (DLPACKPP_LIKELY(plain && method != nullptr)) {
@@ -1804,7 +1742,7 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
   PyObject* result = nullptr;
   if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
-#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
     if (method != nullptr) {
       result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                    mask != 0 ? in.kwnames[mask] : nullptr);
@@ -1955,12 +1893,11 @@ DLPACKPP_COLD inline Result<void> check_legacy_result(Device got, PyObject* obj,
   return {};
 }
 
-// Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
+// Steps 2 and 3, through the type's __dlpack__ where it may be called directly (dlpack_method).
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
-                                            PyObject* method, const ImportOptions& options) {
-  const HeldRef held =
-      HeldRef::borrow(method);  // __dlpack__ may run Python code that evicts the entry
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
+                                            const ImportOptions& options) {
+  const HeldRef method(dlpack_method(in, obj));
+  PyObject* capsule = capsule_to_read(in, obj, method.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<ImportedTensor> r =
@@ -1992,8 +1929,7 @@ inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions
     if (entry->api != nullptr && detail::exchange_can_serve(options))
       return detail::import_exchange(in, *entry, obj, options);
 #endif
-    return detail::import_dlpack(in, obj, entry->legacy, detail::cached_dlpack(*entry, obj),
-                                 options);
+    return detail::import_dlpack(in, obj, entry->legacy, options);
   });
 }
 
@@ -2321,8 +2257,8 @@ inline Result<TensorView> lend_owned(Internals& in, const TypeEntry& entry, PyOb
 inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, PyObject* obj,
                                        PyObject*& keeper, const ImportOptions& options) {
   bool legacy = entry.legacy;
-  const HeldRef held = HeldRef::borrow(cached_dlpack(entry, obj));  // __dlpack__ may evict it
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
+  const HeldRef method(dlpack_method(in, obj));
+  PyObject* capsule = capsule_to_read(in, obj, method.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<TensorView> view = lease_view(capsule, options.validate, legacy_flags_of(options), legacy);

@@ -95,8 +95,8 @@ inline Result<TensorView> lend_owned(Internals& in, const TypeEntry& entry, PyOb
 inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, PyObject* obj,
                                        PyObject*& keeper, const ImportOptions& options) {
   bool legacy = entry.legacy;
-  const HeldRef held = HeldRef::borrow(cached_dlpack(entry, obj));  // __dlpack__ may evict it
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
+  const HeldRef method(dlpack_method(in, obj));
+  PyObject* capsule = capsule_to_read(in, obj, method.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<TensorView> view = lease_view(capsule, options.validate, legacy_flags_of(options), legacy);

@@ -2,8 +2,8 @@
 /// @file
 /// What the Python layer needs to share state between threads without the GIL (a
 /// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
-/// published state, an object made lazily and published once, a function run once, a relaxed
-/// read of a field CPython writes atomically there, and an object's critical section. On a GIL
+/// published state, an object made lazily and published once, a function run once, and an
+/// object's critical section. On a GIL
 /// build each is what the code did before (a plain load, a plain store, nothing): the GIL
 /// already orders every access.
 #pragma once
@@ -123,20 +123,6 @@ class CriticalSection {
   PyCriticalSection section_;
 #endif
 };
-
-/// A type's tp_version_tag, which CPython writes with relaxed atomic stores without the GIL.
-inline unsigned int version_tag_of(const PyTypeObject* tp) noexcept {
-#if !defined(Py_LIMITED_API)
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  return __atomic_load_n(&tp->tp_version_tag, __ATOMIC_RELAXED);
-#else
-  return tp->tp_version_tag;
-#endif
-#else
-  static_cast<void>(tp);
-  return 0;
-#endif
-}
 
 }  // namespace detail
 }  // namespace python

@@ -127,22 +127,22 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 
 // ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
 
-// Through `method` (the type's kept __dlpack__, which the caller holds a reference to) where
+// Through `method` (the type's __dlpack__ from dlpack_method, which the caller holds) where
 // not NULL; a new reference or NULL with a Python exception set. Four ways to make the call,
 // each where the API in force has it, the cheapest first:
-// - the full API (3.9+) with the kept method and max_version alone or no keyword: one
-//   vectorcall with arguments already built (no attribute lookup, nothing made or released);
-// - the full API otherwise: the kept method, or PyObject_VectorcallMethod with the interned
+// - the full API (3.9+) with the type's method and max_version alone or no keyword: one
+//   vectorcall with arguments already built (no bound method, nothing made or released);
+// - the full API otherwise: the type's method, or PyObject_VectorcallMethod with the interned
 //   name, with the interpreter's keyword-name tuple for `mask`;
-// - the limited API 3.12+: PyObject_VectorcallMethod (no kept method: no tp_version_tag);
+// - the limited API 3.12+: PyObject_VectorcallMethod (no _PyType_Lookup there);
 // - older limited APIs: the attribute looked up and called with a kwargs dict.
-// What the first two buy: an import through __dlpack__ skips the attribute lookup and builds
-// no tuple or dict (see benchmarks/python_compare/README.md); what they rely on: the kept
-// method is exactly obj.__dlpack__ (DLPACKPP_DETAIL_PY_CACHE_DLPACK, type_cache.hpp).
+// What the first two buy: an import through __dlpack__ binds no method and builds no tuple
+// or dict; what they rely on: the type's method is exactly obj.__dlpack__ (dlpack_method,
+// type_cache.hpp).
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
-#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
-  // What nearly every import asks, max_version alone or no keyword at all, through the kept
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+  // What nearly every import asks, max_version alone or no keyword at all, through the type's
   // method: nothing to build or release.
   const bool plain = mask == 0 || mask == kw_max_version;
   if (DLPACKPP_LIKELY(plain && method != nullptr)) {
@@ -170,7 +170,7 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
   PyObject* result = nullptr;
   if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
-#if DLPACKPP_DETAIL_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
     if (method != nullptr) {
       result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                    mask != 0 ? in.kwnames[mask] : nullptr);
@@ -321,12 +321,11 @@ DLPACKPP_COLD inline Result<void> check_legacy_result(Device got, PyObject* obj,
   return {};
 }
 
-// Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
+// Steps 2 and 3, through the type's __dlpack__ where it may be called directly (dlpack_method).
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
-                                            PyObject* method, const ImportOptions& options) {
-  const HeldRef held =
-      HeldRef::borrow(method);  // __dlpack__ may run Python code that evicts the entry
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
+                                            const ImportOptions& options) {
+  const HeldRef method(dlpack_method(in, obj));
+  PyObject* capsule = capsule_to_read(in, obj, method.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<ImportedTensor> r =
@@ -358,8 +357,7 @@ inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions
     if (entry->api != nullptr && detail::exchange_can_serve(options))
       return detail::import_exchange(in, *entry, obj, options);
 #endif
-    return detail::import_dlpack(in, obj, entry->legacy, detail::cached_dlpack(*entry, obj),
-                                 options);
+    return detail::import_dlpack(in, obj, entry->legacy, options);
   });
 }
 

@@ -34,8 +34,6 @@ struct TypeEntry {
   PyObject* type = nullptr;
   const ExchangeApi* api = nullptr;  ///< usable exchange table, or NULL
   bool legacy = false;               ///< __dlpack__ rejected max_version with TypeError
-  PyObject* dlpack = nullptr;        ///< the type's own __dlpack__ (strong), see cached_dlpack
-  unsigned int version_tag = 0;      ///< the type's tp_version_tag when `dlpack` was read
   bool grad = false;                 ///< a table's type with `requires_grad` (see import.hpp)
 };
 
@@ -92,10 +90,7 @@ inline void destroy_internals(PyObject* capsule) {
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
 #if !DLPACKPP_DETAIL_PY_FREE_THREADED
-  for (int i = 0; i < in->table.type_count; ++i) {
-    Py_XDECREF(in->table.types[i].type);
-    Py_XDECREF(in->table.types[i].dlpack);
-  }
+  for (int i = 0; i < in->table.type_count; ++i) Py_XDECREF(in->table.types[i].type);
 #endif
   delete in;
 }
