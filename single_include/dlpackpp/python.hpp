@@ -1179,10 +1179,12 @@ inline void destroy_internals(PyObject* capsule) {
   delete in;
 }
 
+// The dict key: the ABI namespace, then the layout of Internals (TypeEntry included), raised
+// whenever either changes so that modules built with another layout never share a block.
 #define DLPACKPP_DETAIL_PY_STR2(x) #x
 #define DLPACKPP_DETAIL_PY_STR(x) DLPACKPP_DETAIL_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_4__";
+    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_5__";
 #undef DLPACKPP_DETAIL_PY_STR
 #undef DLPACKPP_DETAIL_PY_STR2
 
