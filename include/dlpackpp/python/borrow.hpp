@@ -144,11 +144,12 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTe
 }  // namespace detail
 
 /// A view of `obj`'s tensor without copying it, for a caller that cannot scope its use in a
-/// callback (a binding library's argument caster): the one borrow engine behind try_borrow,
-/// with the same route and the same writability rule (see try_borrow). `keeper` receives a
-/// new reference, or NULL, to hold while the view is used and then release (the GIL held):
-/// the view is valid while both `keeper` and `obj` live, and nothing else can take the tensor
-/// meanwhile. A view through the exchange table keeps its own copy of the borrowed DLTensor.
+/// callback (a binding library's caster; the casters use the overload below): the one borrow
+/// engine behind try_borrow, with the same route and the same writability rule (see
+/// try_borrow). `keeper` receives a new reference, or NULL, to hold while the view is used and
+/// then release (the GIL held): the view is valid while both `keeper` and `obj` live, and
+/// nothing else can take the tensor meanwhile. A view through the exchange table keeps its own
+/// copy of the borrowed DLTensor.
 DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
                                                          const ImportOptions& options = {}) {
   keeper = nullptr;
