@@ -56,7 +56,7 @@ BENCH_MODULE(m) {
   // Untyped: a view for the call (borrowed through an exchange table, else owned).
   m.def("view_numel", [](TensorView v) { return v.numel(); });
   // Read in place: no copy of the view, and what it reads stays with the caster (see
-  // bindings::detail::Kept), not in the library's per-call keep-alive.
+  // bindings::detail::hand_over), not in the library's per-call keep-alive.
   m.def("view_numel_ref", [](const TensorView& v) { return v.numel(); });
   m.def("view_numel_hand", [](bl::handle h) {
     Result<std::int64_t> n = py::try_borrow(h.ptr(), [](const TensorView& v) { return v.numel(); });

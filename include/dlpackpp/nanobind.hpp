@@ -17,11 +17,12 @@
 ///   (`std::optional`, `std::variant`, `std::vector`), which ask can_cast() and accept no
 ///   error from an element, such an argument declines instead.
 /// - A `TensorView` or accessor argument is valid for the call only (the lifetime rule of
-///   docs/bindings.md); what it reads is owned by the call (kept on nanobind's cleanup list,
-///   also inside `std::optional`/`std::variant` parameters) and released when the call
-///   returns. Through `nb::cast` only a view that needs no keeping (a dlpackpp.Tensor, a
-///   borrow through the exchange table) can be made (nanobind releases its cleanup list
-///   before the value is used).
+///   docs/bindings.md); what it reads is owned by the call and released when the call
+///   returns: by the caster for a `const T&` or `T*` parameter, read in place; on nanobind's
+///   cleanup list for a value moved out of it (a `T` parameter, `std::optional`/
+///   `std::variant` parameters, whose casters die before the call). Through `nb::cast` only a
+///   view that needs no keeping (a dlpackpp.Tensor, a borrow through the exchange table) can
+///   be made (nanobind releases its cleanup list before the value is used).
 /// - A `dlpackpp::Error` thrown by a bound function reaches Python as set_python_error()
 ///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): the casters
 ///   register that translation the first time one of them runs in the module.

@@ -147,7 +147,8 @@ class type_caster<::dlpackpp::TensorView> {
   }
 
   /// The loaded view, as the library asks for it: a pointer or reference reads it in place,
-  /// an rvalue is independent of this caster, which may die first (see bindings::detail::Kept).
+  /// an rvalue is independent of this caster, which may die first (see
+  /// bindings::detail::hand_over).
   operator ::dlpackpp::TensorView*() { return &view_.get(); }
   operator ::dlpackpp::TensorView&() { return view_.get(); }
   operator ::dlpackpp::TensorView&&() && { return std::move(dlpackpp_caster::moved_out(view_)); }
@@ -212,7 +213,7 @@ class type_caster<::dlpackpp::TensorAccessor<T, N>> {
   }
 
   /// The loaded accessor, as the library asks for it: a pointer or reference reads it in
-  /// place, an rvalue may outlive this caster (see bindings::detail::Kept).
+  /// place, an rvalue may outlive this caster (see bindings::detail::hand_over).
   operator Accessor*() { return &accessor_.get(); }
   operator Accessor&() { return accessor_.get(); }
   operator Accessor&&() && { return std::move(dlpackpp_caster::moved_out(accessor_)); }

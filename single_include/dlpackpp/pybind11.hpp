@@ -38,12 +38,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// How the pybind11 and nanobind casters turn a Python argument into a dlpackpp value, built
-/// on `<dlpackpp/python.hpp>`'s public API: try_from_dlpack for owning parameters and the
-/// borrow engine (try_borrow_view) for views and accessors. Each loader answers one of three
-/// things: loaded; declined (the argument does not fit: nothing raised, nothing pending, so
-/// the binding library moves on to its next overload); or raised (anything else the producer
-/// raised, pending for the caster to propagate unchanged). The binding library supplies how
-/// to keep what a view reads alive until the call ends (`park`).
+/// on `<dlpackpp/python.hpp>`'s public API: try_from_dlpack for owning parameters, and for
+/// views and accessors the borrow engine through try_borrow_view's overload that reads a
+/// table borrow in the caster's own storage. Each loader answers one of three things:
+/// loaded; declined (the argument does not fit: nothing raised, nothing pending, so the
+/// binding library moves on to its next overload); or raised (anything else the producer
+/// raised, pending for the caster to propagate unchanged). The binding library supplies how to
+/// keep what a view reads alive until the call ends (`park`).
 ///
 /// Writability is the engine's rule: a view through the exchange table's borrowing entry is
 /// READ_ONLY (it carries no flags), so `TensorView` and `TensorAccessor<const T, N>` borrow
@@ -283,56 +284,34 @@ constexpr python::ImportOptions options_for(Use use) noexcept {
 template <Use U>
 constexpr python::ImportOptions options_of = options_for(U);
 
-/// What keeps a loaded argument's tensor alive (a capsule, an owning import), held by the
-/// caster: released with it, after the call, where the bound function read the value in place
-/// (a `const T&` or `T*` parameter); handed to the binding library's per-call keep-alive
-/// (`park`) where the value is moved out, since it may then outlive the caster (a `T`
-/// parameter, or one inside `std::optional`, `std::variant` or a list, whose caster dies
-/// before the call). pybind11's keep-alive is a hash set it allocates per call: a parameter
-/// read in place skips it.
-class Kept {
- public:
-  /// Nothing kept.
-  Kept() noexcept = default;
-  Kept(const Kept&) = delete;
-  Kept& operator=(const Kept&) = delete;
-  Kept& operator=(Kept&&) = delete;
-  /// Takes `other`'s reference.
-  Kept(Kept&& other) noexcept : ref_(other.ref_) { other.ref_ = nullptr; }
-  /// Releases the reference (the caster dies with the GIL held, after the call).
-  ~Kept() { Py_XDECREF(ref_); }
-  /// Keeps `ref` (a new reference, or NULL), releasing what was kept before.
-  void reset(PyObject* ref) noexcept {
-    Py_XDECREF(ref_);
-    ref_ = ref;
-  }
-  /// Hands the reference to `park(PyObject*)`, which takes it either way; false where it
-  /// could not keep it (the tensor is then released).
-  template <class Park>
-  bool hand_over(Park&& park) noexcept {
-    PyObject* ref = ref_;
-    ref_ = nullptr;
-    return ref == nullptr || park(ref);
-  }
+/// What keeps a loaded argument's tensor alive (a capsule, an owning import) is a HeldRef in
+/// the caster: released with it, after the call, where the bound function read the value in
+/// place (a `const T&` or `T*` parameter); handed here to the binding library's per-call
+/// keep-alive (`park`, which takes the reference either way) where the value is moved out,
+/// since it may then outlive the caster (a `T` parameter, or one inside `std::optional`,
+/// `std::variant` or a list, whose caster dies before the call). pybind11's keep-alive is a
+/// hash set it allocates per call: a parameter read in place skips it. False where `park`
+/// could not keep it (the tensor is then released).
+template <class Park>
+bool hand_over(python::detail::HeldRef& kept, Park&& park) noexcept {
+  PyObject* ref = kept.release();
+  return ref == nullptr || park(ref);
+}
 
- private:
-  PyObject* ref_ = nullptr;
-};
-
-/// Views `src` through the borrow engine (python::try_borrow_view's) and hands the view to
+/// Views `src` through the borrow engine (python::try_borrow_view) and hands the view to
 /// `take(TensorView&)`, which answers whether it fits; what keeps the view valid goes to
-/// `kept` (see Kept). `keepable`: false where nothing can be kept past the conversion
+/// `kept` (see hand_over). `keepable`: false where nothing can be kept past the conversion
 /// (nanobind's nb::cast), which declines a view that needs keeping. A view through the
 /// exchange table reads `storage` in place: the caller keeps it, unmoved, while the view, or
 /// what `take` made of it, is used.
 template <Use U, class Take>
-DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage, Kept& kept,
-                                         bool keepable, Take&& take) {
+DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage,
+                                         python::detail::HeldRef& kept, bool keepable,
+                                         Take&& take) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
     PyObject* keeper = nullptr;
-    Result<TensorView> seen =
-        python::detail::borrow_view<true>(src, storage, keeper, options_of<U>);
+    Result<TensorView> seen = python::try_borrow_view(src, storage, keeper, options_of<U>);
     if (DLPACKPP_UNLIKELY(!seen)) return refuse(seen.error());
     if ((keeper != nullptr && !keepable) || !take(*seen)) {
       Py_XDECREF(keeper);  // its death releases what the view read
@@ -365,7 +344,7 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
 
 /// A loaded `TensorView` argument as a caster holds it. A view borrowed through the exchange
 /// table reads the DLTensor kept here in place (no copy of it, as python::try_borrow), valid
-/// while the caster lives; a view moved out first takes its own copy (see Kept for when).
+/// while the caster lives; a view moved out first takes its own copy (see hand_over for when).
 class ViewArgument {
  public:
   /// Nothing loaded. User-provided: the binding libraries value-initialize their casters,
@@ -382,7 +361,7 @@ class ViewArgument {
   }
   ~ViewArgument() = default;
 
-  /// Loads `src`, keeping what the view reads (see Kept); `keepable` as in import_view.
+  /// Loads `src`, keeping what the view reads (see hand_over); `keepable` as in import_view.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
     return import_view<Use::view>(src, storage_, kept_, keepable, [&](TensorView& view) {
@@ -392,11 +371,11 @@ class ViewArgument {
   }
   /// The loaded view, read in place: valid while this argument lives.
   TensorView& get() noexcept { return *view_; }
-  /// The loaded view, to be moved out: what keeps it valid is handed to `park` (see Kept),
+  /// The loaded view, to be moved out: what keeps it valid is handed to `park` (see hand_over),
   /// and it no longer reads this argument's storage. NULL where `park` could not keep it.
   template <class Park>
   TensorView* moved_out(Park&& park) noexcept {
-    if (!kept_.hand_over(park)) return nullptr;
+    if (!hand_over(kept_, park)) return nullptr;
     return &independent();
   }
 
@@ -410,11 +389,11 @@ class ViewArgument {
 
   DLTensor storage_;  // what a borrow through the exchange table fills; read in place
   std::optional<TensorView> view_;
-  Kept kept_;
+  python::detail::HeldRef kept_;
 };
 
 /// A loaded `TensorAccessor<T, N>` argument as a caster holds it, what it reads kept as
-/// ViewArgument keeps it (see Kept).
+/// ViewArgument keeps it (see hand_over).
 template <class T, int N>
 class AccessorArgument {
  public:
@@ -433,15 +412,15 @@ class AccessorArgument {
   /// The loaded accessor, read in place: valid while this argument lives.
   TensorAccessor<T, N>& get() noexcept { return value_; }
   /// The loaded accessor, to be moved out: what keeps it valid is handed to `park` (see
-  /// Kept). NULL where `park` could not keep it.
+  /// hand_over). NULL where `park` could not keep it.
   template <class Park>
   TensorAccessor<T, N>* moved_out(Park&& park) noexcept {
-    return kept_.hand_over(park) ? &value_ : nullptr;
+    return hand_over(kept_, park) ? &value_ : nullptr;
   }
 
  private:
   TensorAccessor<T, N> value_;
-  Kept kept_;
+  python::detail::HeldRef kept_;
 };
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
@@ -600,7 +579,7 @@ Result<std::string> refusal_of(PyObject* obj) {
   if constexpr (Parameter<P>::borrows) {
     PyObject* keeper = nullptr;
     Result<TensorView> view = python::try_borrow_view(obj, keeper, options_for(Parameter<P>::use));
-    const python::detail::StolenRef lease(keeper);  // released after the view is read
+    const python::detail::HeldRef lease(keeper);  // released after the view is read
     if (!view) return refusal_from(view.error());
     return view_refusal(*view, Parameter<P>{});
   } else {
@@ -758,7 +737,8 @@ class type_caster<::dlpackpp::TensorView> {
   }
 
   /// The loaded view, as the library asks for it: a pointer or reference reads it in place,
-  /// an rvalue is independent of this caster, which may die first (see bindings::detail::Kept).
+  /// an rvalue is independent of this caster, which may die first (see
+  /// bindings::detail::hand_over).
   operator ::dlpackpp::TensorView*() { return &view_.get(); }
   operator ::dlpackpp::TensorView&() { return view_.get(); }
   operator ::dlpackpp::TensorView&&() && { return std::move(dlpackpp_caster::moved_out(view_)); }
@@ -823,7 +803,7 @@ class type_caster<::dlpackpp::TensorAccessor<T, N>> {
   }
 
   /// The loaded accessor, as the library asks for it: a pointer or reference reads it in
-  /// place, an rvalue may outlive this caster (see bindings::detail::Kept).
+  /// place, an rvalue may outlive this caster (see bindings::detail::hand_over).
   operator Accessor*() { return &accessor_.get(); }
   operator Accessor&() { return accessor_.get(); }
   operator Accessor&&() && { return std::move(dlpackpp_caster::moved_out(accessor_)); }

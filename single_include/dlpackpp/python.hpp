@@ -424,8 +424,8 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// What the Python layer needs to share state between threads without the GIL (a
 /// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
-/// published state, an object made lazily and published once, a function run once, a relaxed
-/// read of a field CPython writes atomically there, and an object's critical section. On a GIL
+/// published state, an object made lazily and published once, a function run once, and an
+/// object's critical section. On a GIL
 /// build each is what the code did before (a plain load, a plain store, nothing): the GIL
 /// already orders every access.
 
@@ -436,12 +436,12 @@ DLPACKPP_END_NAMESPACE
 
 #include <atomic>
 
+// 1 on a free-threaded CPython, where several threads may run Python code at once. Internal
+// (not a knob): Python.h decides it, and every room of the layer reads it.
 #ifdef Py_GIL_DISABLED
-/// 1 on a free-threaded CPython: several threads may run Python code at once.
-#define DLPACKPP_PY_FREE_THREADED 1
+#define DLPACKPP_DETAIL_PY_FREE_THREADED 1
 #else
-/// 1 on a free-threaded CPython: several threads may run Python code at once.
-#define DLPACKPP_PY_FREE_THREADED 0
+#define DLPACKPP_DETAIL_PY_FREE_THREADED 0
 #endif
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -451,16 +451,16 @@ namespace detail {
 /// The order of a read of state another thread may publish: acquire without the GIL, relaxed
 /// (a plain load) with it, where the GIL orders every access.
 inline constexpr std::memory_order shared_acquire =
-    DLPACKPP_PY_FREE_THREADED ? std::memory_order_acquire : std::memory_order_relaxed;
+    DLPACKPP_DETAIL_PY_FREE_THREADED ? std::memory_order_acquire : std::memory_order_relaxed;
 /// The order of a write that publishes state: release without the GIL, relaxed with it.
 inline constexpr std::memory_order shared_release =
-    DLPACKPP_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
+    DLPACKPP_DETAIL_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
 
 /// Stores `made` (a new reference, not NULL) into `slot` unless another thread published one
 /// first, and returns the published object (borrowed from `slot`): the loser's copy is dropped,
 /// so every thread sees the one object. A plain store on a GIL build, where nobody can race.
 inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyObject* expected = nullptr;
   if (slot.compare_exchange_strong(expected, made, std::memory_order_acq_rel,
                                    std::memory_order_acquire)) {
@@ -482,7 +482,7 @@ inline PyObject* published(const std::atomic<PyObject*>& slot) noexcept {
 /// Whether run_once has run; constant-initialized, so a function-local one needs no guard.
 struct OnceFlag {
   std::atomic<bool> done{false};  ///< set once the function has returned
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyMutex mutex{};  ///< held while the function runs
 #endif
 };
@@ -498,7 +498,7 @@ struct OnceFlag {
 template <class F>
 void run_once(OnceFlag& once, F&& init) {
   if (DLPACKPP_LIKELY(once.done.load(std::memory_order_acquire))) return;
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   struct Unlock {  // also when `init` throws
     PyMutex& mutex;
     ~Unlock() { PyMutex_Unlock(&mutex); }
@@ -524,7 +524,7 @@ class CriticalSection {
  public:
   /// Enters `obj`'s critical section (free-threaded build).
   explicit CriticalSection(PyObject* obj) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     PyCriticalSection_Begin(&section_, obj);
 #else
     static_cast<void>(obj);
@@ -534,30 +534,16 @@ class CriticalSection {
   CriticalSection& operator=(const CriticalSection&) = delete;
   /// Leaves it.
   ~CriticalSection() {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     PyCriticalSection_End(&section_);
 #endif
   }
 
  private:
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyCriticalSection section_;
 #endif
 };
-
-/// A type's tp_version_tag, which CPython writes with relaxed atomic stores without the GIL.
-inline unsigned int version_tag_of(const PyTypeObject* tp) noexcept {
-#if !defined(Py_LIMITED_API)
-#if DLPACKPP_PY_FREE_THREADED
-  return __atomic_load_n(&tp->tp_version_tag, __ATOMIC_RELAXED);
-#else
-  return tp->tp_version_tag;
-#endif
-#else
-  static_cast<void>(tp);
-  return 0;
-#endif
-}
 
 }  // namespace detail
 }  // namespace python
@@ -878,13 +864,13 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
   PyObject* atexit = fn != nullptr ? PyImport_ImportModule("atexit") : nullptr;
   PyObject* r = nullptr;
   if (atexit != nullptr) {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     // Every extension built with dlpackpp has its own `arming` mutex (below), so two modules
     // could still call atexit.register at once; the atexit module's own lock serializes them.
     Py_BEGIN_CRITICAL_SECTION(atexit);
 #endif
     r = PyObject_CallMethod(atexit, "register", "O", fn);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     Py_END_CRITICAL_SECTION();
 #endif
   }
@@ -902,7 +888,7 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
 /// atexit.register is not safe to call from two threads at once (ThreadSanitizer sees its
 /// list raced). The mutex is constant-initialized and detaches a waiting thread.
 DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   static PyMutex arming{};
   PyMutex_Lock(&arming);
   if (!shutdown_guard().armed.load()) register_exit_hook();
@@ -975,7 +961,8 @@ inline void release_reference(PyObject* obj) noexcept {
 /// A strong reference to a Python object that may be dropped on any thread: the deleter of a
 /// tensor that keeps a Python object alive (pass it as `wrap`'s owner). Dropped where the GIL
 /// is held, it is released at once; elsewhere the GIL is taken, unless interpreter shutdown
-/// may have started (then the reference is leaked: aborting is never an option).
+/// may have started (then the reference is leaked: aborting is never an option). Apart from
+/// detail::HeldRef, the layer's reference for code that holds the GIL, for that reason alone.
 class ObjectRef {
  public:
   /// No object.
@@ -1020,33 +1007,50 @@ class ObjectRef {
 };
 
 namespace detail {
-/// A reference owned for one scope, with the GIL held throughout (ObjectRef is for any
-/// thread).
-class ScopedRef {
+/// An owned reference to a Python object, dropped where the GIL is held: for a scope inside an
+/// entry point, or a binding caster (which dies with the call, the GIL held). The one owning
+/// type of the layer but ObjectRef, which stays apart because it may be dropped on a thread
+/// without the GIL: every drop then asks which thread it is on, and every construction arms
+/// the shutdown guard, neither of which the per-call paths should pay for.
+class HeldRef {
  public:
+  /// No object.
+  HeldRef() noexcept = default;
+  /// Takes over the reference the caller owns to `obj` (NULL allowed).
+  explicit HeldRef(PyObject* obj) noexcept : obj_(obj) {}
   /// A new reference to `obj` (NULL allowed).
-  explicit ScopedRef(PyObject* obj) noexcept : obj_(obj) { Py_XINCREF(obj_); }
-  ScopedRef(const ScopedRef&) = delete;
-  ScopedRef& operator=(const ScopedRef&) = delete;
-  ~ScopedRef() { Py_XDECREF(obj_); }
-  /// The object (borrowed).
+  static HeldRef borrow(PyObject* obj) noexcept {
+    Py_XINCREF(obj);
+    return HeldRef(obj);
+  }
+  /// Takes `other`'s reference.
+  HeldRef(HeldRef&& other) noexcept : obj_(other.release()) {}
+  /// Drops the current reference and takes `other`'s.
+  HeldRef& operator=(HeldRef&& other) noexcept {
+    reset(other.release());
+    return *this;
+  }
+  HeldRef(const HeldRef&) = delete;
+  HeldRef& operator=(const HeldRef&) = delete;
+  /// Drops the reference.
+  ~HeldRef() { Py_XDECREF(obj_); }
+  /// Takes over `obj`'s reference (NULL allowed), dropping the one held before.
+  void reset(PyObject* obj = nullptr) noexcept {
+    PyObject* old = obj_;
+    obj_ = obj;
+    Py_XDECREF(old);  // last: dropping may run Python code that reads this ref
+  }
+  /// Hands the reference to the caller, who then owns it; NULL where none was held.
+  PyObject* release() noexcept {
+    PyObject* obj = obj_;
+    obj_ = nullptr;
+    return obj;
+  }
+  /// The object (borrowed), or NULL.
   PyObject* get() const noexcept { return obj_; }
 
  private:
-  PyObject* obj_;
-};
-
-/// Releases a reference it was handed (a new one, or NULL) when it goes out of scope.
-class StolenRef {
- public:
-  /// Takes over `obj`'s reference (NULL allowed).
-  explicit StolenRef(PyObject* obj) noexcept : obj_(obj) {}
-  StolenRef(const StolenRef&) = delete;
-  StolenRef& operator=(const StolenRef&) = delete;
-  ~StolenRef() { Py_XDECREF(obj_); }
-
- private:
-  PyObject* obj_;
+  PyObject* obj_ = nullptr;
 };
 }  // namespace detail
 
@@ -1114,8 +1118,6 @@ struct TypeEntry {
   PyObject* type = nullptr;
   const ExchangeApi* api = nullptr;  ///< usable exchange table, or NULL
   bool legacy = false;               ///< __dlpack__ rejected max_version with TypeError
-  PyObject* dlpack = nullptr;        ///< the type's own __dlpack__ (strong), see cached_dlpack
-  unsigned int version_tag = 0;      ///< the type's tp_version_tag when `dlpack` was read
   bool grad = false;                 ///< a table's type with `requires_grad` (see import.hpp)
 };
 
@@ -1143,7 +1145,7 @@ struct Internals {
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
   PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask (all made up front)
-#if !DLPACKPP_PY_FREE_THREADED
+#if !DLPACKPP_DETAIL_PY_FREE_THREADED
   TypeTable table;  ///< without the GIL each thread has its own (type_cache.hpp)
 #endif
 };
@@ -1171,21 +1173,20 @@ inline void destroy_internals(PyObject* capsule) {
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
-#if !DLPACKPP_PY_FREE_THREADED
-  for (int i = 0; i < in->table.type_count; ++i) {
-    Py_XDECREF(in->table.types[i].type);
-    Py_XDECREF(in->table.types[i].dlpack);
-  }
+#if !DLPACKPP_DETAIL_PY_FREE_THREADED
+  for (int i = 0; i < in->table.type_count; ++i) Py_XDECREF(in->table.types[i].type);
 #endif
   delete in;
 }
 
-#define DLPACKPP_PY_STR2(x) #x
-#define DLPACKPP_PY_STR(x) DLPACKPP_PY_STR2(x)
+// The dict key: the ABI namespace, then the layout of Internals (TypeEntry included), raised
+// whenever either changes so that modules built with another layout never share a block.
+#define DLPACKPP_DETAIL_PY_STR2(x) #x
+#define DLPACKPP_DETAIL_PY_STR(x) DLPACKPP_DETAIL_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_4__";
-#undef DLPACKPP_PY_STR
-#undef DLPACKPP_PY_STR2
+    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_5__";
+#undef DLPACKPP_DETAIL_PY_STR
+#undef DLPACKPP_DETAIL_PY_STR2
 
 inline const void* current_interpreter() noexcept {
 #if !defined(Py_LIMITED_API) || Py_LIMITED_API + 0 >= 0x03090000
@@ -1260,7 +1261,7 @@ inline PyObject* state_dict() {
 // Without the GIL two threads may both find no block and make one: the dict keeps the first,
 // and the other's block dies unseen with its capsule.
 DLPACKPP_COLD inline PyObject* publish_internals(PyObject* dict, PyObject* capsule) {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyObject* key = PyUnicode_FromString(internals_key);
   PyObject* held = nullptr;
   const int rc = key != nullptr ? PyDict_SetDefaultRef(dict, key, capsule, &held) : -1;
@@ -1352,9 +1353,10 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// What import knows about a producer type, cached per interpreter (16 entries, each holding
 /// a strong reference to its type): its exchange table, whether it speaks only the legacy
-/// protocol, and its `__dlpack__` where calling that directly is exactly `obj.__dlpack__`.
-/// Without the GIL the table is per thread as well (see thread_table), so that no lock is
-/// taken on the per-tensor path and no thread evicts an entry another is reading.
+/// protocol, whether it has `requires_grad`. Without the GIL the table is per thread as well
+/// (see thread_table), so that no lock is taken on the per-tensor path and no thread evicts
+/// an entry another is reading. And how an import finds the type's `__dlpack__`: in CPython's
+/// own type cache (dlpack_method), where calling it directly is exactly `obj.__dlpack__`.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 #if DLPACKPP_PYTHON_AVAILABLE
@@ -1372,44 +1374,6 @@ DLPACKPP_END_NAMESPACE
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
-
-// The full API (3.9+, vectorcall) lets import keep a type's `__dlpack__` function instead of
-// looking the name up on every call. It is kept only where calling it with the object first
-// is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute lookup, its
-// instances have no __dict__ (nothing can shadow the method), and the attribute is a plain
-// function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). Types can be changed at run
-// time, so every use compares the type's tp_version_tag, which CPython changes whenever the
-// type or a base is modified: a modified type goes back to the name lookup for good. The
-// kept function is a strong reference, so it stays callable even if the type drops it; tags
-// are never reused, so an equal tag is the same, unmodified type.
-#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_PY_CACHE_DLPACK 1
-#else
-#define DLPACKPP_PY_CACHE_DLPACK 0
-#endif
-
-#if DLPACKPP_PY_CACHE_DLPACK
-// `tp`'s version tag while it is valid, else 0. Up to 3.12 a modified type loses
-// Py_TPFLAGS_VALID_VERSION_TAG; 3.13 no longer maintains that flag and sets the tag to 0
-// instead (0 is never a valid tag).
-inline unsigned int valid_version_tag(PyTypeObject* tp) noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  return version_tag_of(tp);
-#else
-  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0u;
-#endif
-}
-
-// Whether `tp` is unmodified since its valid tag was `tag` (the per-import check, one compare
-// more than the tag's before 3.13).
-inline bool version_is(PyTypeObject* tp, unsigned int tag) noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  return version_tag_of(tp) == tag;  // `tag` is never 0, a modified type's tag is
-#else
-  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == tag;
-#endif
-}
-#endif
 
 // The type's exchange table: only a "dlpack_exchange_api" capsule in
 // `__dlpack_c_exchange_api__` (DLPack 1.3) is read. Anything else there (an integer, another
@@ -1435,47 +1399,50 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 #endif
 }
 
-// The type's `__dlpack__` where it may be kept (see DLPACKPP_PY_CACHE_DLPACK): a new
-// reference and the version tag it is valid for, else NULL (no exception pending).
-DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsigned int& tag) {
-#if DLPACKPP_PY_CACHE_DLPACK
-  auto* tp = reinterpret_cast<PyTypeObject*>(type);
+// The full API (3.9+, vectorcall) calls a type's `__dlpack__` directly with the object first
+// where that is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute
+// lookup, its instances have no __dict__ (nothing can shadow the method), and the attribute
+// is a plain function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). It is found in
+// CPython's own type cache, as nanobind finds it (_PyType_LookupRef from 3.13,
+// _PyType_Lookup before): keyed by the type's version tag, so a modified type is looked up
+// afresh, and safe without the GIL. It replaced a private per-type copy of the method, which
+// saved 42 instructions per import, 3.5% (benchmarks/python_compare/README.md, "Finding
+// `__dlpack__`"): under the 10% that would justify the copy's version-tag rules.
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
+#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 1
+#else
+#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 0
+#endif
+
+// The type's `__dlpack__` to be called with `obj` first (see above): a new reference, or NULL
+// (nothing raised) where the call must go through the name.
+inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+  PyTypeObject* tp = Py_TYPE(obj);
   bool has_dict = tp->tp_dictoffset != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
   has_dict = has_dict || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
 #endif
   if (has_dict || tp->tp_getattro != PyObject_GenericGetAttr) return nullptr;
-  PyObject* attr = PyObject_GetAttr(type, in.str_dlpack);  // also gives the type a version tag
-  if (attr == nullptr) {
-    PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject* method = _PyType_LookupRef(tp, in.str_dlpack);
+#else
+  PyObject* method = _PyType_Lookup(tp, in.str_dlpack);  // borrowed
+  Py_XINCREF(method);
+#endif
+  if (method != nullptr && !PyType_HasFeature(Py_TYPE(method), Py_TPFLAGS_METHOD_DESCRIPTOR)) {
+    Py_DECREF(method);
     return nullptr;
   }
-  tag = valid_version_tag(tp);
-  if (!PyType_HasFeature(Py_TYPE(attr), Py_TPFLAGS_METHOD_DESCRIPTOR) || tag == 0) {
-    Py_DECREF(attr);
-    return nullptr;
-  }
-  return attr;
+  return method;
 #else
   static_cast<void>(in);
-  static_cast<void>(type);
-  static_cast<void>(tag);
-  return nullptr;
-#endif
-}
-
-// The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
-inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
-#if DLPACKPP_PY_CACHE_DLPACK
-  if (entry.dlpack != nullptr && version_is(Py_TYPE(obj), entry.version_tag)) return entry.dlpack;
-#else
-  static_cast<void>(entry);
   static_cast<void>(obj);
-#endif
   return nullptr;
+#endif
 }
 
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
 // Without the GIL: this thread's table for one interpreter (by its id, which CPython never
 // reuses), and its hint. Nothing in it is shared, so it needs no lock and no atomics; what one
 // thread learns (a table, a legacy producer) another learns again, once per type. At thread
@@ -1492,10 +1459,7 @@ struct ThreadTypeTable {
   ThreadTypeTable& operator=(const ThreadTypeTable&) = delete;
   ~ThreadTypeTable() {
     if (interp_id != 0) return;  // not the main interpreter (or never used)
-    for (int i = 0; i < table.type_count; ++i) {
-      release_reference(table.types[i].dlpack);
-      release_reference(table.types[i].type);
-    }
+    for (int i = 0; i < table.type_count; ++i) release_reference(table.types[i].type);
   }
 };
 inline ThreadTypeTable& thread_table() noexcept {
@@ -1506,7 +1470,7 @@ inline ThreadTypeTable& thread_table() noexcept {
 
 /// The table `in`'s interpreter keeps for this thread: the interpreter's own with the GIL.
 inline TypeTable& table_of(Internals& in) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   ThreadTypeTable& mine = thread_table();
   if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
     ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
@@ -1524,7 +1488,7 @@ inline TypeTable& table_of(Internals& in) noexcept {
 // the GIL one per process is right for any interpreter's table and needs no room in the shared
 // Internals; without it, one per thread beside the thread's table.
 inline int& last_found_slot(TypeTable& table) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   static_cast<void>(table);
   return thread_table().hint;
 #else
@@ -1561,27 +1525,22 @@ DLPACKPP_COLD inline bool lookup_grad(Internals& in, PyObject* type, const Excha
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
   const bool grad = lookup_grad(in, type, api);
-  unsigned int tag = 0;
-  PyObject* dlpack = lookup_dlpack(in, type, tag);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   arm_shutdown_guard();  // the thread's table drops its references at thread exit
 #endif
   TypeTable& table = table_of(in);
   int slot = table.type_count;
   PyObject* evicted = nullptr;
-  PyObject* evicted_dlpack = nullptr;
   if (slot < TypeTable::slots) {
     ++table.type_count;
   } else {
     slot = table.next_evict;
     table.next_evict = (slot + 1) % TypeTable::slots;
     evicted = table.types[slot].type;
-    evicted_dlpack = table.types[slot].dlpack;
   }
   Py_INCREF(type);
-  table.types[slot] = TypeEntry{type, api, false, dlpack, tag, grad};
-  Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
-  Py_XDECREF(evicted);
+  table.types[slot] = TypeEntry{type, api, false, grad};
+  Py_XDECREF(evicted);           // last: dropping a type may run Python code
   return cached_type(in, type);  // NULL only if the decrefs above re-entered and evicted it
 }
 
@@ -1641,6 +1600,7 @@ DLPACKPP_END_NAMESPACE
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -1676,6 +1636,21 @@ struct ImportOptions {
 };
 
 namespace detail {
+
+// ---- 0. the preamble of every entry point ------------------------------------------------
+
+// `obj` checked, this interpreter's state found and held for the call (see StateHold), then
+// `body(in)`, whose Result is returned: written once for try_from_dlpack, current_stream,
+// try_borrow and try_borrow_view.
+template <class Body>
+DLPACKPP_FORCE_INLINE auto with_state(PyObject* obj, Body&& body)
+    -> std::invoke_result_t<Body&, Internals&> {
+  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
+  Internals* in = internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
+  const StateHold hold(*in);
+  return body(*in);
+}
 
 // ---- 1. the path: the exchange table where it can serve the request ------------------------
 
@@ -1727,22 +1702,22 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 
 // ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
 
-// Through `method` (the type's kept __dlpack__, which the caller holds a reference to) where
+// Through `method` (the type's __dlpack__ from dlpack_method, which the caller holds) where
 // not NULL; a new reference or NULL with a Python exception set. Four ways to make the call,
 // each where the API in force has it, the cheapest first:
-// - the full API (3.9+) with the kept method and max_version alone or no keyword: one
-//   vectorcall with arguments already built (no attribute lookup, nothing made or released);
-// - the full API otherwise: the kept method, or PyObject_VectorcallMethod with the interned
+// - the full API (3.9+) with the type's method and max_version alone or no keyword: one
+//   vectorcall with arguments already built (no bound method, nothing made or released);
+// - the full API otherwise: the type's method, or PyObject_VectorcallMethod with the interned
 //   name, with the interpreter's keyword-name tuple for `mask`;
-// - the limited API 3.12+: PyObject_VectorcallMethod (no kept method: no tp_version_tag);
+// - the limited API 3.12+: PyObject_VectorcallMethod (no _PyType_Lookup there);
 // - older limited APIs: the attribute looked up and called with a kwargs dict.
-// What the first two buy: an import through __dlpack__ skips the attribute lookup and builds
-// no tuple or dict (see benchmarks/python_compare/README.md); what they rely on: the kept
-// method is exactly obj.__dlpack__ (DLPACKPP_PY_CACHE_DLPACK, type_cache.hpp).
+// What the first two buy: an import through __dlpack__ binds no method and builds no tuple
+// or dict; what they rely on: the type's method is exactly obj.__dlpack__ (dlpack_method,
+// type_cache.hpp).
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
-#if DLPACKPP_PY_CACHE_DLPACK
-  // What nearly every import asks, max_version alone or no keyword at all, through the kept
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+  // What nearly every import asks, max_version alone or no keyword at all, through the type's
   // method: nothing to build or release.
   const bool plain = mask == 0 || mask == kw_max_version;
   if (DLPACKPP_LIKELY(plain && method != nullptr)) {
@@ -1770,7 +1745,7 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
   PyObject* result = nullptr;
   if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
     if (method != nullptr) {
       result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                    mask != 0 ? in.kwnames[mask] : nullptr);
@@ -1921,11 +1896,11 @@ DLPACKPP_COLD inline Result<void> check_legacy_result(Device got, PyObject* obj,
   return {};
 }
 
-// Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
+// Steps 2 and 3, through the type's __dlpack__ where it may be called directly (dlpack_method).
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
-                                            PyObject* method, const ImportOptions& options) {
-  const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
+                                            const ImportOptions& options) {
+  const HeldRef method(dlpack_method(in, obj));
+  PyObject* capsule = capsule_to_read(in, obj, method.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<ImportedTensor> r =
@@ -1938,17 +1913,6 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   return r;
 }
 
-// try_from_dlpack once the interpreter state and the type's entry are known (try_borrow
-// has looked both up already when it falls back to an owning import).
-inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entry, PyObject* obj,
-                                            const ImportOptions& options) {
-#if DLPACKPP_HAS_EXCHANGE_API
-  if (entry.api != nullptr && exchange_can_serve(options))
-    return import_exchange(in, entry, obj, options);
-#endif
-  return import_dlpack(in, obj, entry.legacy, cached_dlpack(entry, obj), options);
-}
-
 }  // namespace detail
 
 /// Imports any object that speaks DLPack, taking ownership of what it exports. Where
@@ -1959,16 +1923,17 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
 /// type). A Python exception from the producer comes back as an Error that
 /// set_python_error() re-raises unchanged.
 inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr))
-    return detail::make_error(Errc::null_pointer, "object is NULL");
-  detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr))
-    return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr))
-    return detail::take_python_error("dlpackpp's type cache");
-  return detail::import_object(*in, *entry, obj, options);
+  using detail::Internals;
+  return detail::with_state(obj, [&](Internals& in) -> Result<ImportedTensor> {
+    const detail::TypeEntry* entry = detail::type_entry_of(in, obj);
+    if (DLPACKPP_UNLIKELY(entry == nullptr))
+      return detail::take_python_error("dlpackpp's type cache");
+#if DLPACKPP_HAS_EXCHANGE_API
+    if (entry->api != nullptr && detail::exchange_can_serve(options))
+      return detail::import_exchange(in, *entry, obj, options);
+#endif
+    return detail::import_dlpack(in, obj, entry->legacy, options);
+  });
 }
 
 /// As try_from_dlpack, throwing the Error.
@@ -1980,21 +1945,21 @@ inline ImportedTensor from_dlpack(PyObject* obj, const ImportOptions& options = 
 /// reads an exchange-imported tensor there. NULL for CPU or a producer without the exchange
 /// API.
 inline Result<void*> current_stream(PyObject* obj, Device device) {
-  if (obj == nullptr) return detail::make_error(Errc::null_pointer, "object is NULL");
-  if (device == Device::cpu()) return static_cast<void*>(nullptr);
+  if (obj != nullptr && device == Device::cpu()) return static_cast<void*>(nullptr);
+  return detail::with_state(obj, [&](detail::Internals& in) -> Result<void*> {
 #if DLPACKPP_HAS_EXCHANGE_API
-  detail::Internals* in = detail::internals();
-  if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  const detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
-  if (const auto* api = entry->api) {
-    Result<void*> stream = ::dlpackpp::current_stream(api, device);
-    if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
-    return stream;
-  }
+    const detail::TypeEntry* entry = detail::type_entry_of(in, obj);
+    if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
+    if (const auto* api = entry->api) {
+      Result<void*> stream = ::dlpackpp::current_stream(api, device);
+      if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
+      return stream;
+    }
+#else
+    static_cast<void>(in);
 #endif
-  return static_cast<void*>(nullptr);
+    return static_cast<void*>(nullptr);  // a producer without the exchange API
+  });
 }
 
 }  // namespace python
@@ -2043,7 +2008,7 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-#if !DLPACKPP_PY_FREE_THREADED
+#if !DLPACKPP_DETAIL_PY_FREE_THREADED
 // The blocks of exports and shared tensors: one freed block of each kind kept for the next,
 // exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
 using ::dlpackpp::detail::RecycledBlock;
@@ -2151,7 +2116,7 @@ inline const ImportedTensor& tensor_of(PyObject* obj) noexcept {
 /// The object's SharedTensor, made on first use (with the GIL; without it, by to_pyobject);
 /// NULL with MemoryError raised.
 inline SharedTensor* shared_of(TensorObject* self) noexcept {
-  if (!DLPACKPP_PY_FREE_THREADED && self->shared == nullptr) {
+  if (!DLPACKPP_DETAIL_PY_FREE_THREADED && self->shared == nullptr) {
     void* memory = RecycledBlock<SharedTensor>::take(std::nothrow);
     if (memory == nullptr) {
       PyErr_NoMemory();
@@ -2261,19 +2226,21 @@ inline Result<void> own_tensor_fits(const ImportedTensor& own, const ValidateOpt
 
 #if DLPACKPP_HAS_EXCHANGE_API
 // Through the table's dltensor_from_py_object_no_sync: no allocation, no ownership. The bare
-// DLTensor it fills cannot say READ_ONLY, so the view is READ_ONLY. In place: the view reads
-// `storage`, which must outlive it; else it keeps its own copy.
-template <bool InPlace>
+// DLTensor it fills cannot say READ_ONLY, so the view is READ_ONLY. It reads `storage` in
+// place where given (the caller keeps it unmoved while the view is used); else it keeps its
+// own copy of what was borrowed.
 DLPACKPP_FORCE_INLINE Result<TensorView> lend_borrowed(const DLPackExchangeAPI* api, PyObject* obj,
-                                                       DLTensor& storage,
+                                                       DLTensor* storage,
                                                        const ValidateOptions& options) {
-  Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, storage);
+  DLTensor copied;
+  DLTensor& filled = storage != nullptr ? *storage : copied;
+  Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, filled);
   if (DLPACKPP_UNLIKELY(!borrowed))
     return exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
   ValidateOptions read_only = options;
   read_only.flags |= flag::read_only;
-  if constexpr (InPlace) return ::dlpackpp::detail::view_in_place(storage, read_only);
-  return TensorView::try_from(storage, read_only);
+  if (storage != nullptr) return ::dlpackpp::detail::view_in_place(*storage, read_only);
+  return TensorView::try_from(copied, read_only);
 }
 
 // Through the table's owning entry (flags known), handed to a new capsule in `keeper`.
@@ -2293,8 +2260,8 @@ inline Result<TensorView> lend_owned(Internals& in, const TypeEntry& entry, PyOb
 inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, PyObject* obj,
                                        PyObject*& keeper, const ImportOptions& options) {
   bool legacy = entry.legacy;
-  const ScopedRef held(cached_dlpack(entry, obj));  // __dlpack__ may evict the entry
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
+  const HeldRef method(dlpack_method(in, obj));
+  PyObject* capsule = capsule_to_read(in, obj, method.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<TensorView> view = lease_view(capsule, options.validate, legacy_flags_of(options), legacy);
@@ -2311,23 +2278,27 @@ inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, Py
 }
 
 // The borrow engine, the one route and writability rule for try_borrow, try_borrow_view and
-// the binding casters, once a dlpackpp.Tensor of this state has been read in place with its
-// flags (by try_borrow and try_borrow_view themselves). Where the type's exchange table can
-// serve the request, a reader borrows through dltensor_from_py_object_no_sync (READ_ONLY: the
-// table carries no flags), and a writer (ImportOptions::writable) or a table without that
-// entry imports with ownership. Otherwise __dlpack__'s capsule is leased. `keeper` receives
-// a new reference (or NULL) that keeps the view's tensor alive; the view also needs `obj`.
-template <bool InPlace>
-DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTensor& storage,
+// so the binding casters. A dlpackpp.Tensor of this state is read in place with its flags.
+// Where the type's exchange table can serve the request, a reader borrows through
+// dltensor_from_py_object_no_sync (READ_ONLY: the table carries no flags; into `storage`
+// where given, see lend_borrowed), and a writer (ImportOptions::writable) or a table without
+// that entry imports with ownership. Otherwise __dlpack__'s capsule is leased. `keeper`
+// (NULL on entry) receives the new reference, if any, that keeps the view's tensor alive; the
+// view also needs `obj`.
+DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTensor* storage,
                                               PyObject*& keeper, const ImportOptions& options) {
-  keeper = nullptr;
+  if (const ImportedTensor* own = own_tensor_of(in, obj)) {  // in place, its flags
+    Result<void> fits = own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return own->view();
+  }
   const TypeEntry* entry = type_entry_of(in, obj);
   if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
 #if DLPACKPP_HAS_EXCHANGE_API
   const DLPackExchangeAPI* api = entry->api;
   if (api != nullptr && exchange_can_serve(options)) {
     if (!options.writable && api->dltensor_from_py_object_no_sync != nullptr)
-      return lend_borrowed<InPlace>(api, obj, storage, options.validate);
+      return lend_borrowed(api, obj, storage, options.validate);
     return lend_owned(in, *entry, obj, keeper, options);
   }
 #else
@@ -2335,38 +2306,33 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTe
 #endif
   return lend_capsule(in, *entry, obj, keeper, options);
 }
-
-// try_borrow_view's engine. InPlace: a view through the exchange table reads `storage`,
-// which the caller keeps alive and in place while the view is used (the binding casters'
-// own storage); otherwise the view keeps its own copy and `storage` is not used.
-template <bool InPlace>
-DLPACKPP_FORCE_INLINE Result<TensorView> borrow_view(PyObject* obj, DLTensor& storage,
-                                                     PyObject*& keeper,
-                                                     const ImportOptions& options) {
-  keeper = nullptr;
-  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
-  Internals* in = internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
-  const StateHold hold(*in);
-  if (const ImportedTensor* own = own_tensor_of(*in, obj)) {  // in place, its flags
-    Result<void> fits = own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return own->view();
-  }
-  return lend<InPlace>(*in, obj, storage, keeper, options);
-}
 }  // namespace detail
 
 /// A view of `obj`'s tensor without copying it, for a caller that cannot scope its use in a
-/// callback (a binding library's argument caster): the one borrow engine behind try_borrow,
-/// with the same route and the same writability rule (see try_borrow). `keeper` receives a
-/// new reference, or NULL, to hold while the view is used and then release (the GIL held):
-/// the view is valid while both `keeper` and `obj` live, and nothing else can take the tensor
-/// meanwhile. A view through the exchange table keeps its own copy of the borrowed DLTensor.
+/// callback (a binding library's caster; the casters use the overload below): the one borrow
+/// engine behind try_borrow, with the same route and the same writability rule (see
+/// try_borrow). `keeper` receives a new reference, or NULL, to hold while the view is used and
+/// then release (the GIL held): the view is valid while both `keeper` and `obj` live, and
+/// nothing else can take the tensor meanwhile. A view through the exchange table keeps its own
+/// copy of the borrowed DLTensor.
 DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
                                                          const ImportOptions& options = {}) {
-  DLTensor unused;  // a view through the table copies what it borrows
-  return detail::borrow_view<false>(obj, unused, keeper, options);
+  keeper = nullptr;
+  return detail::with_state(obj, [&](detail::Internals& in) DLPACKPP_LAMBDA_FORCE_INLINE {
+    return detail::lend(in, obj, nullptr, keeper, options);
+  });
+}
+
+/// As try_borrow_view, for a caller that keeps `storage` alive and unmoved while the view is
+/// used (a binding caster's own member): a view through the exchange table then reads the
+/// DLTensor it borrowed into `storage` in place instead of copying it.
+DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, DLTensor& storage,
+                                                         PyObject*& keeper,
+                                                         const ImportOptions& options = {}) {
+  keeper = nullptr;
+  return detail::with_state(obj, [&](detail::Internals& in) DLPACKPP_LAMBDA_FORCE_INLINE {
+    return detail::lend(in, obj, &storage, keeper, options);
+  });
 }
 
 /// Calls `f(const TensorView&)` on `obj`'s tensor and returns its result (a `Result<X>` that
@@ -2382,24 +2348,16 @@ DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, PyObject
 template <class F>
 DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f,
                                                             const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr))
-    return detail::make_error(Errc::null_pointer, "object is NULL");
-  detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr))
-    return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  const detail::ScopedRef keep_alive(obj);
-  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {  // in place, its flags
-    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return detail::call_with_view(f, own->view());
-  }
-  DLTensor storage;  // outlives the view, which reads it in place where the table lends it
-  PyObject* keeper = nullptr;
-  Result<TensorView> view = detail::lend<true>(*in, obj, storage, keeper, options);
-  if (DLPACKPP_UNLIKELY(!view)) return view.error();
-  const detail::StolenRef lease(keeper);
-  return detail::call_with_view(f, *view);
+  using R = detail::borrow_result_t<F>;
+  return detail::with_state(obj, [&](detail::Internals& in) DLPACKPP_LAMBDA_FORCE_INLINE -> R {
+    const detail::HeldRef keep_alive = detail::HeldRef::borrow(obj);
+    DLTensor storage;  // outlives the view, which reads it in place where the table lends it
+    PyObject* keeper = nullptr;
+    Result<TensorView> view = detail::lend(in, obj, &storage, keeper, options);
+    if (DLPACKPP_UNLIKELY(!view)) return view.error();
+    const detail::HeldRef lease(keeper);
+    return detail::call_with_view(f, *view);
+  });
 }
 
 /// As try_borrow, throwing the Error.
@@ -2452,9 +2410,9 @@ namespace detail {
 // __dlpack__ reads its keywords itself: interned names compare by address, and no tuple or
 // dict is made for the call. Elsewhere PyArg_ParseTupleAndKeywords does it.
 #if !defined(Py_LIMITED_API) || Py_LIMITED_API + 0 >= 0x030A0000
-#define DLPACKPP_PY_FASTCALL_DLPACK 1
+#define DLPACKPP_DETAIL_PY_FASTCALL_DLPACK 1
 #else
-#define DLPACKPP_PY_FASTCALL_DLPACK 0
+#define DLPACKPP_DETAIL_PY_FASTCALL_DLPACK 0
 #endif
 
 /// The arguments of __dlpack__, each Py_None when not given (borrowed).
@@ -2465,7 +2423,7 @@ struct DlpackArguments {
   PyObject* copy = Py_None;
 };
 
-#if DLPACKPP_PY_FASTCALL_DLPACK
+#if DLPACKPP_DETAIL_PY_FASTCALL_DLPACK
 // Keyword-only, an unknown keyword is a TypeError, as PyArg_ParseTupleAndKeywords would say.
 inline bool parse_dlpack_arguments(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                                    DlpackArguments& out) {
@@ -2636,7 +2594,7 @@ inline PyObject* export_shared(TensorObject* self, bool versioned) {
   return shared_capsule<DLManagedTensor>(self);
 }
 
-#if DLPACKPP_PY_FASTCALL_DLPACK
+#if DLPACKPP_DETAIL_PY_FASTCALL_DLPACK
 inline PyObject* tensor_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs,
                                PyObject* kwnames) {
   DlpackArguments arguments;
@@ -2655,17 +2613,12 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
   DlpackRequest request;
   const ImportedTensor& tensor = tensor_of(self);
   if (!check_dlpack_arguments(tensor, arguments, request)) return nullptr;
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  DLPACKPP_DETAIL_TRY {
     if (request.copy) return export_copy(tensor, request.versioned);
     return export_shared(self, request.versioned);
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
-    set_error_from_current_exception();
-    return nullptr;
   }
-#endif
+  DLPACKPP_DETAIL_CATCH(...) { set_error_from_current_exception(); }
+  return nullptr;
 }
 
 }  // namespace detail
@@ -2734,17 +2687,12 @@ inline PyObject* tensor_get_shape(PyObject* obj, void*) {
 // A str from what `describe` returns (it may throw bad_alloc).
 template <class Describe>
 PyObject* string_result(Describe&& describe) {
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  DLPACKPP_DETAIL_TRY {
     const std::string s = describe();
     return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
-    set_error_from_current_exception();
-    return nullptr;
   }
-#endif
+  DLPACKPP_DETAIL_CATCH(...) { set_error_from_current_exception(); }
+  return nullptr;
 }
 
 inline PyObject* tensor_get_dtype(PyObject* obj, void*) {
@@ -2843,7 +2791,7 @@ struct TensorExchangeImpl {
 
 inline PyObject* make_tensor_type() {
   static PyMethodDef methods[] = {
-#if DLPACKPP_PY_FASTCALL_DLPACK
+#if DLPACKPP_DETAIL_PY_FASTCALL_DLPACK
     {"__dlpack__", as_cfunction(&tensor_dlpack), METH_FASTCALL | METH_KEYWORDS,
 #else
     {"__dlpack__", as_cfunction(&tensor_dlpack), METH_VARARGS | METH_KEYWORDS,
@@ -2919,7 +2867,7 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   }
   PyTypeObject* type = tensor_type();
   if (type == nullptr) return nullptr;
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   // Without the GIL the tensor goes into its SharedTensor at once (see TensorObject).
   void* block = detail::RecycledBlock<detail::SharedTensor>::take(std::nothrow);
   if (block == nullptr) {
@@ -2929,13 +2877,13 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
 #endif
   PyObject* obj = PyType_GenericAlloc(type, 0);  // zero-filled; holds a reference to the type
   if (obj == nullptr) {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     detail::RecycledBlock<detail::SharedTensor>::give_back(block);
 #endif
     return nullptr;
   }
   auto* self = reinterpret_cast<detail::TensorObject*>(obj);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   self->shared = ::new (block) detail::SharedTensor(std::move(tensor));
 #else
   ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));

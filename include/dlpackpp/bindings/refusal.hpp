@@ -124,7 +124,7 @@ Result<std::string> refusal_of(PyObject* obj) {
   if constexpr (Parameter<P>::borrows) {
     PyObject* keeper = nullptr;
     Result<TensorView> view = python::try_borrow_view(obj, keeper, options_for(Parameter<P>::use));
-    const python::detail::StolenRef lease(keeper);  // released after the view is read
+    const python::detail::HeldRef lease(keeper);  // released after the view is read
     if (!view) return refusal_from(view.error());
     return view_refusal(*view, Parameter<P>{});
   } else {

@@ -110,17 +110,14 @@ struct AllocatorErrorSink {
     auto* sink = static_cast<AllocatorErrorSink*>(context);
     if (sink == nullptr || sink->reported) return;
     sink->reported = true;
-#if DLPACKPP_USE_EXCEPTIONS
-    try {
-#endif
+    DLPACKPP_DETAIL_TRY {
       sink->kind = kind_text != nullptr ? kind_text : "";
       sink->message = message_text != nullptr ? message_text : "";
-#if DLPACKPP_USE_EXCEPTIONS
-    } catch (...) {
+    }
+    DLPACKPP_DETAIL_CATCH(...) {
       // Out of memory while copying the texts: keep what fits, never throw into C.
       sink->message.clear();
     }
-#endif
   }
 };
 

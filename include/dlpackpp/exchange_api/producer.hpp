@@ -85,20 +85,13 @@ Result<T> as_result(Result<T> result) {
   return result;
 }
 
-/// Runs `body` (returning Result<void>) for a C entry point: 0 on success; on an Error or
-/// any exception, `report(kind, message)` and -1. Nothing escapes into C.
-template <class Report, class Body>
-DLPACKPP_FORCE_INLINE int exchange_guard(Report&& report, Body&& body) noexcept {
+/// Hands the exception being handled to `report(kind, message)`, by its class. Called only
+/// from a handler; without exceptions there is none, and the body is empty.
+template <class Report>
+DLPACKPP_COLD void report_current_exception(Report& report) noexcept {
 #if DLPACKPP_USE_EXCEPTIONS
   try {
-#endif
-    Result<void> done = body();
-    if (DLPACKPP_UNLIKELY(!done)) {
-      report(error_kind(done.error().code()), done.error().what());
-      return -1;
-    }
-    return 0;
-#if DLPACKPP_USE_EXCEPTIONS
+    throw;
   } catch (const Error& e) {
     report(error_kind(e.code()), e.what());
   } catch (const std::bad_alloc& e) {
@@ -108,8 +101,25 @@ DLPACKPP_FORCE_INLINE int exchange_guard(Report&& report, Body&& body) noexcept 
   } catch (...) {
     report("RuntimeError", "unknown C++ exception");
   }
-  return -1;
+#else
+  static_cast<void>(report);
 #endif
+}
+
+/// Runs `body` (returning Result<void>) for a C entry point: 0 on success; on an Error or
+/// any exception, `report(kind, message)` and -1. Nothing escapes into C.
+template <class Report, class Body>
+DLPACKPP_FORCE_INLINE int exchange_guard(Report&& report, Body&& body) noexcept {
+  DLPACKPP_DETAIL_TRY {
+    Result<void> done = body();
+    if (DLPACKPP_UNLIKELY(!done)) {
+      report(error_kind(done.error().code()), done.error().what());
+      return -1;
+    }
+    return 0;
+  }
+  DLPACKPP_DETAIL_CATCH(...) { report_current_exception(report); }
+  return -1;
 }
 
 /// The current_work_stream of a producer without streams: NULL for every device, as the
@@ -125,14 +135,8 @@ struct ExchangeTrampolines {
   // Through the framework's error state; an exception from set_error itself has nowhere
   // left to go and is dropped.
   static void report(const char* kind, std::string_view message) noexcept {
-#if DLPACKPP_USE_EXCEPTIONS
-    try {
-      Impl::set_error(kind, message);
-    } catch (...) {
-    }
-#else
-    Impl::set_error(kind, message);
-#endif
+    DLPACKPP_DETAIL_TRY { Impl::set_error(kind, message); }
+    DLPACKPP_DETAIL_CATCH(...) {}
   }
 
   static int allocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_context,

@@ -61,19 +61,21 @@ inline Result<void> own_tensor_fits(const ImportedTensor& own, const ValidateOpt
 
 #if DLPACKPP_HAS_EXCHANGE_API
 // Through the table's dltensor_from_py_object_no_sync: no allocation, no ownership. The bare
-// DLTensor it fills cannot say READ_ONLY, so the view is READ_ONLY. In place: the view reads
-// `storage`, which must outlive it; else it keeps its own copy.
-template <bool InPlace>
+// DLTensor it fills cannot say READ_ONLY, so the view is READ_ONLY. It reads `storage` in
+// place where given (the caller keeps it unmoved while the view is used); else it keeps its
+// own copy of what was borrowed.
 DLPACKPP_FORCE_INLINE Result<TensorView> lend_borrowed(const DLPackExchangeAPI* api, PyObject* obj,
-                                                       DLTensor& storage,
+                                                       DLTensor* storage,
                                                        const ValidateOptions& options) {
-  Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, storage);
+  DLTensor copied;
+  DLTensor& filled = storage != nullptr ? *storage : copied;
+  Result<void> borrowed = ::dlpackpp::detail::borrow_into(api, obj, filled);
   if (DLPACKPP_UNLIKELY(!borrowed))
     return exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
   ValidateOptions read_only = options;
   read_only.flags |= flag::read_only;
-  if constexpr (InPlace) return ::dlpackpp::detail::view_in_place(storage, read_only);
-  return TensorView::try_from(storage, read_only);
+  if (storage != nullptr) return ::dlpackpp::detail::view_in_place(*storage, read_only);
+  return TensorView::try_from(copied, read_only);
 }
 
 // Through the table's owning entry (flags known), handed to a new capsule in `keeper`.
@@ -93,8 +95,8 @@ inline Result<TensorView> lend_owned(Internals& in, const TypeEntry& entry, PyOb
 inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, PyObject* obj,
                                        PyObject*& keeper, const ImportOptions& options) {
   bool legacy = entry.legacy;
-  const ScopedRef held(cached_dlpack(entry, obj));  // __dlpack__ may evict the entry
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
+  const HeldRef method(dlpack_method(in, obj));
+  PyObject* capsule = capsule_to_read(in, obj, method.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<TensorView> view = lease_view(capsule, options.validate, legacy_flags_of(options), legacy);
@@ -111,23 +113,27 @@ inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, Py
 }
 
 // The borrow engine, the one route and writability rule for try_borrow, try_borrow_view and
-// the binding casters, once a dlpackpp.Tensor of this state has been read in place with its
-// flags (by try_borrow and try_borrow_view themselves). Where the type's exchange table can
-// serve the request, a reader borrows through dltensor_from_py_object_no_sync (READ_ONLY: the
-// table carries no flags), and a writer (ImportOptions::writable) or a table without that
-// entry imports with ownership. Otherwise __dlpack__'s capsule is leased. `keeper` receives
-// a new reference (or NULL) that keeps the view's tensor alive; the view also needs `obj`.
-template <bool InPlace>
-DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTensor& storage,
+// so the binding casters. A dlpackpp.Tensor of this state is read in place with its flags.
+// Where the type's exchange table can serve the request, a reader borrows through
+// dltensor_from_py_object_no_sync (READ_ONLY: the table carries no flags; into `storage`
+// where given, see lend_borrowed), and a writer (ImportOptions::writable) or a table without
+// that entry imports with ownership. Otherwise __dlpack__'s capsule is leased. `keeper`
+// (NULL on entry) receives the new reference, if any, that keeps the view's tensor alive; the
+// view also needs `obj`.
+DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTensor* storage,
                                               PyObject*& keeper, const ImportOptions& options) {
-  keeper = nullptr;
+  if (const ImportedTensor* own = own_tensor_of(in, obj)) {  // in place, its flags
+    Result<void> fits = own_tensor_fits(*own, options.validate);
+    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    return own->view();
+  }
   const TypeEntry* entry = type_entry_of(in, obj);
   if (DLPACKPP_UNLIKELY(entry == nullptr)) return take_python_error("dlpackpp's type cache");
 #if DLPACKPP_HAS_EXCHANGE_API
   const DLPackExchangeAPI* api = entry->api;
   if (api != nullptr && exchange_can_serve(options)) {
     if (!options.writable && api->dltensor_from_py_object_no_sync != nullptr)
-      return lend_borrowed<InPlace>(api, obj, storage, options.validate);
+      return lend_borrowed(api, obj, storage, options.validate);
     return lend_owned(in, *entry, obj, keeper, options);
   }
 #else
@@ -135,38 +141,33 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTe
 #endif
   return lend_capsule(in, *entry, obj, keeper, options);
 }
-
-// try_borrow_view's engine. InPlace: a view through the exchange table reads `storage`,
-// which the caller keeps alive and in place while the view is used (the binding casters'
-// own storage); otherwise the view keeps its own copy and `storage` is not used.
-template <bool InPlace>
-DLPACKPP_FORCE_INLINE Result<TensorView> borrow_view(PyObject* obj, DLTensor& storage,
-                                                     PyObject*& keeper,
-                                                     const ImportOptions& options) {
-  keeper = nullptr;
-  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
-  Internals* in = internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
-  const StateHold hold(*in);
-  if (const ImportedTensor* own = own_tensor_of(*in, obj)) {  // in place, its flags
-    Result<void> fits = own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return own->view();
-  }
-  return lend<InPlace>(*in, obj, storage, keeper, options);
-}
 }  // namespace detail
 
 /// A view of `obj`'s tensor without copying it, for a caller that cannot scope its use in a
-/// callback (a binding library's argument caster): the one borrow engine behind try_borrow,
-/// with the same route and the same writability rule (see try_borrow). `keeper` receives a
-/// new reference, or NULL, to hold while the view is used and then release (the GIL held):
-/// the view is valid while both `keeper` and `obj` live, and nothing else can take the tensor
-/// meanwhile. A view through the exchange table keeps its own copy of the borrowed DLTensor.
+/// callback (a binding library's caster; the casters use the overload below): the one borrow
+/// engine behind try_borrow, with the same route and the same writability rule (see
+/// try_borrow). `keeper` receives a new reference, or NULL, to hold while the view is used and
+/// then release (the GIL held): the view is valid while both `keeper` and `obj` live, and
+/// nothing else can take the tensor meanwhile. A view through the exchange table keeps its own
+/// copy of the borrowed DLTensor.
 DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, PyObject*& keeper,
                                                          const ImportOptions& options = {}) {
-  DLTensor unused;  // a view through the table copies what it borrows
-  return detail::borrow_view<false>(obj, unused, keeper, options);
+  keeper = nullptr;
+  return detail::with_state(obj, [&](detail::Internals& in) DLPACKPP_LAMBDA_FORCE_INLINE {
+    return detail::lend(in, obj, nullptr, keeper, options);
+  });
+}
+
+/// As try_borrow_view, for a caller that keeps `storage` alive and unmoved while the view is
+/// used (a binding caster's own member): a view through the exchange table then reads the
+/// DLTensor it borrowed into `storage` in place instead of copying it.
+DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, DLTensor& storage,
+                                                         PyObject*& keeper,
+                                                         const ImportOptions& options = {}) {
+  keeper = nullptr;
+  return detail::with_state(obj, [&](detail::Internals& in) DLPACKPP_LAMBDA_FORCE_INLINE {
+    return detail::lend(in, obj, &storage, keeper, options);
+  });
 }
 
 /// Calls `f(const TensorView&)` on `obj`'s tensor and returns its result (a `Result<X>` that
@@ -182,24 +183,16 @@ DLPACKPP_FORCE_INLINE Result<TensorView> try_borrow_view(PyObject* obj, PyObject
 template <class F>
 DLPACKPP_FORCE_INLINE detail::borrow_result_t<F> try_borrow(PyObject* obj, F&& f,
                                                             const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr))
-    return detail::make_error(Errc::null_pointer, "object is NULL");
-  detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr))
-    return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  const detail::ScopedRef keep_alive(obj);
-  if (const ImportedTensor* own = detail::own_tensor_of(*in, obj)) {  // in place, its flags
-    Result<void> fits = detail::own_tensor_fits(*own, options.validate);
-    if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
-    return detail::call_with_view(f, own->view());
-  }
-  DLTensor storage;  // outlives the view, which reads it in place where the table lends it
-  PyObject* keeper = nullptr;
-  Result<TensorView> view = detail::lend<true>(*in, obj, storage, keeper, options);
-  if (DLPACKPP_UNLIKELY(!view)) return view.error();
-  const detail::StolenRef lease(keeper);
-  return detail::call_with_view(f, *view);
+  using R = detail::borrow_result_t<F>;
+  return detail::with_state(obj, [&](detail::Internals& in) DLPACKPP_LAMBDA_FORCE_INLINE -> R {
+    const detail::HeldRef keep_alive = detail::HeldRef::borrow(obj);
+    DLTensor storage;  // outlives the view, which reads it in place where the table lends it
+    PyObject* keeper = nullptr;
+    Result<TensorView> view = detail::lend(in, obj, &storage, keeper, options);
+    if (DLPACKPP_UNLIKELY(!view)) return view.error();
+    const detail::HeldRef lease(keeper);
+    return detail::call_with_view(f, *view);
+  });
 }
 
 /// As try_borrow, throwing the Error.

@@ -2,8 +2,8 @@
 /// @file
 /// What the Python layer needs to share state between threads without the GIL (a
 /// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
-/// published state, an object made lazily and published once, a function run once, a relaxed
-/// read of a field CPython writes atomically there, and an object's critical section. On a GIL
+/// published state, an object made lazily and published once, a function run once, and an
+/// object's critical section. On a GIL
 /// build each is what the code did before (a plain load, a plain store, nothing): the GIL
 /// already orders every access.
 #pragma once
@@ -15,12 +15,12 @@
 
 #include <atomic>
 
+// 1 on a free-threaded CPython, where several threads may run Python code at once. Internal
+// (not a knob): Python.h decides it, and every room of the layer reads it.
 #ifdef Py_GIL_DISABLED
-/// 1 on a free-threaded CPython: several threads may run Python code at once.
-#define DLPACKPP_PY_FREE_THREADED 1
+#define DLPACKPP_DETAIL_PY_FREE_THREADED 1
 #else
-/// 1 on a free-threaded CPython: several threads may run Python code at once.
-#define DLPACKPP_PY_FREE_THREADED 0
+#define DLPACKPP_DETAIL_PY_FREE_THREADED 0
 #endif
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -30,16 +30,16 @@ namespace detail {
 /// The order of a read of state another thread may publish: acquire without the GIL, relaxed
 /// (a plain load) with it, where the GIL orders every access.
 inline constexpr std::memory_order shared_acquire =
-    DLPACKPP_PY_FREE_THREADED ? std::memory_order_acquire : std::memory_order_relaxed;
+    DLPACKPP_DETAIL_PY_FREE_THREADED ? std::memory_order_acquire : std::memory_order_relaxed;
 /// The order of a write that publishes state: release without the GIL, relaxed with it.
 inline constexpr std::memory_order shared_release =
-    DLPACKPP_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
+    DLPACKPP_DETAIL_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
 
 /// Stores `made` (a new reference, not NULL) into `slot` unless another thread published one
 /// first, and returns the published object (borrowed from `slot`): the loser's copy is dropped,
 /// so every thread sees the one object. A plain store on a GIL build, where nobody can race.
 inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyObject* expected = nullptr;
   if (slot.compare_exchange_strong(expected, made, std::memory_order_acq_rel,
                                    std::memory_order_acquire)) {
@@ -61,7 +61,7 @@ inline PyObject* published(const std::atomic<PyObject*>& slot) noexcept {
 /// Whether run_once has run; constant-initialized, so a function-local one needs no guard.
 struct OnceFlag {
   std::atomic<bool> done{false};  ///< set once the function has returned
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyMutex mutex{};  ///< held while the function runs
 #endif
 };
@@ -77,7 +77,7 @@ struct OnceFlag {
 template <class F>
 void run_once(OnceFlag& once, F&& init) {
   if (DLPACKPP_LIKELY(once.done.load(std::memory_order_acquire))) return;
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   struct Unlock {  // also when `init` throws
     PyMutex& mutex;
     ~Unlock() { PyMutex_Unlock(&mutex); }
@@ -103,7 +103,7 @@ class CriticalSection {
  public:
   /// Enters `obj`'s critical section (free-threaded build).
   explicit CriticalSection(PyObject* obj) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     PyCriticalSection_Begin(&section_, obj);
 #else
     static_cast<void>(obj);
@@ -113,30 +113,16 @@ class CriticalSection {
   CriticalSection& operator=(const CriticalSection&) = delete;
   /// Leaves it.
   ~CriticalSection() {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     PyCriticalSection_End(&section_);
 #endif
   }
 
  private:
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyCriticalSection section_;
 #endif
 };
-
-/// A type's tp_version_tag, which CPython writes with relaxed atomic stores without the GIL.
-inline unsigned int version_tag_of(const PyTypeObject* tp) noexcept {
-#if !defined(Py_LIMITED_API)
-#if DLPACKPP_PY_FREE_THREADED
-  return __atomic_load_n(&tp->tp_version_tag, __ATOMIC_RELAXED);
-#else
-  return tp->tp_version_tag;
-#endif
-#else
-  static_cast<void>(tp);
-  return 0;
-#endif
-}
 
 }  // namespace detail
 }  // namespace python

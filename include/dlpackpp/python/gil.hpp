@@ -59,13 +59,13 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
   PyObject* atexit = fn != nullptr ? PyImport_ImportModule("atexit") : nullptr;
   PyObject* r = nullptr;
   if (atexit != nullptr) {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     // Every extension built with dlpackpp has its own `arming` mutex (below), so two modules
     // could still call atexit.register at once; the atexit module's own lock serializes them.
     Py_BEGIN_CRITICAL_SECTION(atexit);
 #endif
     r = PyObject_CallMethod(atexit, "register", "O", fn);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     Py_END_CRITICAL_SECTION();
 #endif
   }
@@ -83,7 +83,7 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
 /// atexit.register is not safe to call from two threads at once (ThreadSanitizer sees its
 /// list raced). The mutex is constant-initialized and detaches a waiting thread.
 DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   static PyMutex arming{};
   PyMutex_Lock(&arming);
   if (!shutdown_guard().armed.load()) register_exit_hook();
@@ -156,7 +156,8 @@ inline void release_reference(PyObject* obj) noexcept {
 /// A strong reference to a Python object that may be dropped on any thread: the deleter of a
 /// tensor that keeps a Python object alive (pass it as `wrap`'s owner). Dropped where the GIL
 /// is held, it is released at once; elsewhere the GIL is taken, unless interpreter shutdown
-/// may have started (then the reference is leaked: aborting is never an option).
+/// may have started (then the reference is leaked: aborting is never an option). Apart from
+/// detail::HeldRef, the layer's reference for code that holds the GIL, for that reason alone.
 class ObjectRef {
  public:
   /// No object.
@@ -201,33 +202,50 @@ class ObjectRef {
 };
 
 namespace detail {
-/// A reference owned for one scope, with the GIL held throughout (ObjectRef is for any
-/// thread).
-class ScopedRef {
+/// An owned reference to a Python object, dropped where the GIL is held: for a scope inside an
+/// entry point, or a binding caster (which dies with the call, the GIL held). The one owning
+/// type of the layer but ObjectRef, which stays apart because it may be dropped on a thread
+/// without the GIL: every drop then asks which thread it is on, and every construction arms
+/// the shutdown guard, neither of which the per-call paths should pay for.
+class HeldRef {
  public:
+  /// No object.
+  HeldRef() noexcept = default;
+  /// Takes over the reference the caller owns to `obj` (NULL allowed).
+  explicit HeldRef(PyObject* obj) noexcept : obj_(obj) {}
   /// A new reference to `obj` (NULL allowed).
-  explicit ScopedRef(PyObject* obj) noexcept : obj_(obj) { Py_XINCREF(obj_); }
-  ScopedRef(const ScopedRef&) = delete;
-  ScopedRef& operator=(const ScopedRef&) = delete;
-  ~ScopedRef() { Py_XDECREF(obj_); }
-  /// The object (borrowed).
+  static HeldRef borrow(PyObject* obj) noexcept {
+    Py_XINCREF(obj);
+    return HeldRef(obj);
+  }
+  /// Takes `other`'s reference.
+  HeldRef(HeldRef&& other) noexcept : obj_(other.release()) {}
+  /// Drops the current reference and takes `other`'s.
+  HeldRef& operator=(HeldRef&& other) noexcept {
+    reset(other.release());
+    return *this;
+  }
+  HeldRef(const HeldRef&) = delete;
+  HeldRef& operator=(const HeldRef&) = delete;
+  /// Drops the reference.
+  ~HeldRef() { Py_XDECREF(obj_); }
+  /// Takes over `obj`'s reference (NULL allowed), dropping the one held before.
+  void reset(PyObject* obj = nullptr) noexcept {
+    PyObject* old = obj_;
+    obj_ = obj;
+    Py_XDECREF(old);  // last: dropping may run Python code that reads this ref
+  }
+  /// Hands the reference to the caller, who then owns it; NULL where none was held.
+  PyObject* release() noexcept {
+    PyObject* obj = obj_;
+    obj_ = nullptr;
+    return obj;
+  }
+  /// The object (borrowed), or NULL.
   PyObject* get() const noexcept { return obj_; }
 
  private:
-  PyObject* obj_;
-};
-
-/// Releases a reference it was handed (a new one, or NULL) when it goes out of scope.
-class StolenRef {
- public:
-  /// Takes over `obj`'s reference (NULL allowed).
-  explicit StolenRef(PyObject* obj) noexcept : obj_(obj) {}
-  StolenRef(const StolenRef&) = delete;
-  StolenRef& operator=(const StolenRef&) = delete;
-  ~StolenRef() { Py_XDECREF(obj_); }
-
- private:
-  PyObject* obj_;
+  PyObject* obj_ = nullptr;
 };
 }  // namespace detail
 

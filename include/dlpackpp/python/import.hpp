@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
@@ -60,6 +61,21 @@ struct ImportOptions {
 };
 
 namespace detail {
+
+// ---- 0. the preamble of every entry point ------------------------------------------------
+
+// `obj` checked, this interpreter's state found and held for the call (see StateHold), then
+// `body(in)`, whose Result is returned: written once for try_from_dlpack, current_stream,
+// try_borrow and try_borrow_view.
+template <class Body>
+DLPACKPP_FORCE_INLINE auto with_state(PyObject* obj, Body&& body)
+    -> std::invoke_result_t<Body&, Internals&> {
+  if (DLPACKPP_UNLIKELY(obj == nullptr)) return make_error(Errc::null_pointer, "object is NULL");
+  Internals* in = internals();
+  if (DLPACKPP_UNLIKELY(in == nullptr)) return take_python_error("dlpackpp's interpreter state");
+  const StateHold hold(*in);
+  return body(*in);
+}
 
 // ---- 1. the path: the exchange table where it can serve the request ------------------------
 
@@ -111,22 +127,22 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 
 // ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
 
-// Through `method` (the type's kept __dlpack__, which the caller holds a reference to) where
+// Through `method` (the type's __dlpack__ from dlpack_method, which the caller holds) where
 // not NULL; a new reference or NULL with a Python exception set. Four ways to make the call,
 // each where the API in force has it, the cheapest first:
-// - the full API (3.9+) with the kept method and max_version alone or no keyword: one
-//   vectorcall with arguments already built (no attribute lookup, nothing made or released);
-// - the full API otherwise: the kept method, or PyObject_VectorcallMethod with the interned
+// - the full API (3.9+) with the type's method and max_version alone or no keyword: one
+//   vectorcall with arguments already built (no bound method, nothing made or released);
+// - the full API otherwise: the type's method, or PyObject_VectorcallMethod with the interned
 //   name, with the interpreter's keyword-name tuple for `mask`;
-// - the limited API 3.12+: PyObject_VectorcallMethod (no kept method: no tp_version_tag);
+// - the limited API 3.12+: PyObject_VectorcallMethod (no _PyType_Lookup there);
 // - older limited APIs: the attribute looked up and called with a kwargs dict.
-// What the first two buy: an import through __dlpack__ skips the attribute lookup and builds
-// no tuple or dict (see benchmarks/python_compare/README.md); what they rely on: the kept
-// method is exactly obj.__dlpack__ (DLPACKPP_PY_CACHE_DLPACK, type_cache.hpp).
+// What the first two buy: an import through __dlpack__ binds no method and builds no tuple
+// or dict; what they rely on: the type's method is exactly obj.__dlpack__ (dlpack_method,
+// type_cache.hpp).
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
-#if DLPACKPP_PY_CACHE_DLPACK
-  // What nearly every import asks, max_version alone or no keyword at all, through the kept
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+  // What nearly every import asks, max_version alone or no keyword at all, through the type's
   // method: nothing to build or release.
   const bool plain = mask == 0 || mask == kw_max_version;
   if (DLPACKPP_LIKELY(plain && method != nullptr)) {
@@ -154,7 +170,7 @@ inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, uns
   if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
   PyObject* result = nullptr;
   if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
-#if DLPACKPP_PY_CACHE_DLPACK
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
     if (method != nullptr) {
       result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                    mask != 0 ? in.kwnames[mask] : nullptr);
@@ -305,11 +321,11 @@ DLPACKPP_COLD inline Result<void> check_legacy_result(Device got, PyObject* obj,
   return {};
 }
 
-// Steps 2 and 3. `method`: the type's kept __dlpack__ (borrowed from its entry) or NULL.
+// Steps 2 and 3, through the type's __dlpack__ where it may be called directly (dlpack_method).
 inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool legacy,
-                                            PyObject* method, const ImportOptions& options) {
-  const ScopedRef held(method);  // __dlpack__ may run Python code that evicts the entry
-  PyObject* capsule = capsule_to_read(in, obj, held.get(), legacy, options);
+                                            const ImportOptions& options) {
+  const HeldRef method(dlpack_method(in, obj));
+  PyObject* capsule = capsule_to_read(in, obj, method.get(), legacy, options);
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<ImportedTensor> r =
@@ -322,17 +338,6 @@ inline Result<ImportedTensor> import_dlpack(Internals& in, PyObject* obj, bool l
   return r;
 }
 
-// try_from_dlpack once the interpreter state and the type's entry are known (try_borrow
-// has looked both up already when it falls back to an owning import).
-inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entry, PyObject* obj,
-                                            const ImportOptions& options) {
-#if DLPACKPP_HAS_EXCHANGE_API
-  if (entry.api != nullptr && exchange_can_serve(options))
-    return import_exchange(in, entry, obj, options);
-#endif
-  return import_dlpack(in, obj, entry.legacy, cached_dlpack(entry, obj), options);
-}
-
 }  // namespace detail
 
 /// Imports any object that speaks DLPack, taking ownership of what it exports. Where
@@ -343,16 +348,17 @@ inline Result<ImportedTensor> import_object(Internals& in, const TypeEntry& entr
 /// type). A Python exception from the producer comes back as an Error that
 /// set_python_error() re-raises unchanged.
 inline Result<ImportedTensor> try_from_dlpack(PyObject* obj, const ImportOptions& options = {}) {
-  if (DLPACKPP_UNLIKELY(obj == nullptr))
-    return detail::make_error(Errc::null_pointer, "object is NULL");
-  detail::Internals* in = detail::internals();
-  if (DLPACKPP_UNLIKELY(in == nullptr))
-    return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (DLPACKPP_UNLIKELY(entry == nullptr))
-    return detail::take_python_error("dlpackpp's type cache");
-  return detail::import_object(*in, *entry, obj, options);
+  using detail::Internals;
+  return detail::with_state(obj, [&](Internals& in) -> Result<ImportedTensor> {
+    const detail::TypeEntry* entry = detail::type_entry_of(in, obj);
+    if (DLPACKPP_UNLIKELY(entry == nullptr))
+      return detail::take_python_error("dlpackpp's type cache");
+#if DLPACKPP_HAS_EXCHANGE_API
+    if (entry->api != nullptr && detail::exchange_can_serve(options))
+      return detail::import_exchange(in, *entry, obj, options);
+#endif
+    return detail::import_dlpack(in, obj, entry->legacy, options);
+  });
 }
 
 /// As try_from_dlpack, throwing the Error.
@@ -364,21 +370,21 @@ inline ImportedTensor from_dlpack(PyObject* obj, const ImportOptions& options = 
 /// reads an exchange-imported tensor there. NULL for CPU or a producer without the exchange
 /// API.
 inline Result<void*> current_stream(PyObject* obj, Device device) {
-  if (obj == nullptr) return detail::make_error(Errc::null_pointer, "object is NULL");
-  if (device == Device::cpu()) return static_cast<void*>(nullptr);
+  if (obj != nullptr && device == Device::cpu()) return static_cast<void*>(nullptr);
+  return detail::with_state(obj, [&](detail::Internals& in) -> Result<void*> {
 #if DLPACKPP_HAS_EXCHANGE_API
-  detail::Internals* in = detail::internals();
-  if (in == nullptr) return detail::take_python_error("dlpackpp's interpreter state");
-  const detail::StateHold hold(*in);
-  const detail::TypeEntry* entry = detail::type_entry_of(*in, obj);
-  if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
-  if (const auto* api = entry->api) {
-    Result<void*> stream = ::dlpackpp::current_stream(api, device);
-    if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
-    return stream;
-  }
+    const detail::TypeEntry* entry = detail::type_entry_of(in, obj);
+    if (entry == nullptr) return detail::take_python_error("dlpackpp's type cache");
+    if (const auto* api = entry->api) {
+      Result<void*> stream = ::dlpackpp::current_stream(api, device);
+      if (!stream) return detail::exchange_error(stream.error(), obj, "current_work_stream");
+      return stream;
+    }
+#else
+    static_cast<void>(in);
 #endif
-  return static_cast<void*>(nullptr);
+    return static_cast<void*>(nullptr);  // a producer without the exchange API
+  });
 }
 
 }  // namespace python

@@ -34,8 +34,6 @@ struct TypeEntry {
   PyObject* type = nullptr;
   const ExchangeApi* api = nullptr;  ///< usable exchange table, or NULL
   bool legacy = false;               ///< __dlpack__ rejected max_version with TypeError
-  PyObject* dlpack = nullptr;        ///< the type's own __dlpack__ (strong), see cached_dlpack
-  unsigned int version_tag = 0;      ///< the type's tp_version_tag when `dlpack` was read
   bool grad = false;                 ///< a table's type with `requires_grad` (see import.hpp)
 };
 
@@ -63,7 +61,7 @@ struct Internals {
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
   PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask (all made up front)
-#if !DLPACKPP_PY_FREE_THREADED
+#if !DLPACKPP_DETAIL_PY_FREE_THREADED
   TypeTable table;  ///< without the GIL each thread has its own (type_cache.hpp)
 #endif
 };
@@ -91,21 +89,20 @@ inline void destroy_internals(PyObject* capsule) {
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
-#if !DLPACKPP_PY_FREE_THREADED
-  for (int i = 0; i < in->table.type_count; ++i) {
-    Py_XDECREF(in->table.types[i].type);
-    Py_XDECREF(in->table.types[i].dlpack);
-  }
+#if !DLPACKPP_DETAIL_PY_FREE_THREADED
+  for (int i = 0; i < in->table.type_count; ++i) Py_XDECREF(in->table.types[i].type);
 #endif
   delete in;
 }
 
-#define DLPACKPP_PY_STR2(x) #x
-#define DLPACKPP_PY_STR(x) DLPACKPP_PY_STR2(x)
+// The dict key: the ABI namespace, then the layout of Internals (TypeEntry included), raised
+// whenever either changes so that modules built with another layout never share a block.
+#define DLPACKPP_DETAIL_PY_STR2(x) #x
+#define DLPACKPP_DETAIL_PY_STR(x) DLPACKPP_DETAIL_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_PY_STR(DLPACKPP_ABI_NAMESPACE) "_4__";
-#undef DLPACKPP_PY_STR
-#undef DLPACKPP_PY_STR2
+    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_5__";
+#undef DLPACKPP_DETAIL_PY_STR
+#undef DLPACKPP_DETAIL_PY_STR2
 
 inline const void* current_interpreter() noexcept {
 #if !defined(Py_LIMITED_API) || Py_LIMITED_API + 0 >= 0x03090000
@@ -180,7 +177,7 @@ inline PyObject* state_dict() {
 // Without the GIL two threads may both find no block and make one: the dict keeps the first,
 // and the other's block dies unseen with its capsule.
 DLPACKPP_COLD inline PyObject* publish_internals(PyObject* dict, PyObject* capsule) {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyObject* key = PyUnicode_FromString(internals_key);
   PyObject* held = nullptr;
   const int rc = key != nullptr ? PyDict_SetDefaultRef(dict, key, capsule, &held) : -1;

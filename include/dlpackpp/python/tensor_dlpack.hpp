@@ -29,9 +29,9 @@ namespace detail {
 // __dlpack__ reads its keywords itself: interned names compare by address, and no tuple or
 // dict is made for the call. Elsewhere PyArg_ParseTupleAndKeywords does it.
 #if !defined(Py_LIMITED_API) || Py_LIMITED_API + 0 >= 0x030A0000
-#define DLPACKPP_PY_FASTCALL_DLPACK 1
+#define DLPACKPP_DETAIL_PY_FASTCALL_DLPACK 1
 #else
-#define DLPACKPP_PY_FASTCALL_DLPACK 0
+#define DLPACKPP_DETAIL_PY_FASTCALL_DLPACK 0
 #endif
 
 /// The arguments of __dlpack__, each Py_None when not given (borrowed).
@@ -42,7 +42,7 @@ struct DlpackArguments {
   PyObject* copy = Py_None;
 };
 
-#if DLPACKPP_PY_FASTCALL_DLPACK
+#if DLPACKPP_DETAIL_PY_FASTCALL_DLPACK
 // Keyword-only, an unknown keyword is a TypeError, as PyArg_ParseTupleAndKeywords would say.
 inline bool parse_dlpack_arguments(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
                                    DlpackArguments& out) {
@@ -213,7 +213,7 @@ inline PyObject* export_shared(TensorObject* self, bool versioned) {
   return shared_capsule<DLManagedTensor>(self);
 }
 
-#if DLPACKPP_PY_FASTCALL_DLPACK
+#if DLPACKPP_DETAIL_PY_FASTCALL_DLPACK
 inline PyObject* tensor_dlpack(PyObject* obj, PyObject* const* args, Py_ssize_t nargs,
                                PyObject* kwnames) {
   DlpackArguments arguments;
@@ -232,17 +232,12 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
   DlpackRequest request;
   const ImportedTensor& tensor = tensor_of(self);
   if (!check_dlpack_arguments(tensor, arguments, request)) return nullptr;
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  DLPACKPP_DETAIL_TRY {
     if (request.copy) return export_copy(tensor, request.versioned);
     return export_shared(self, request.versioned);
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
-    set_error_from_current_exception();
-    return nullptr;
   }
-#endif
+  DLPACKPP_DETAIL_CATCH(...) { set_error_from_current_exception(); }
+  return nullptr;
 }
 
 }  // namespace detail

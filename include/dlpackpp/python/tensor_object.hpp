@@ -36,7 +36,7 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-#if !DLPACKPP_PY_FREE_THREADED
+#if !DLPACKPP_DETAIL_PY_FREE_THREADED
 // The blocks of exports and shared tensors: one freed block of each kind kept for the next,
 // exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
 using ::dlpackpp::detail::RecycledBlock;
@@ -144,7 +144,7 @@ inline const ImportedTensor& tensor_of(PyObject* obj) noexcept {
 /// The object's SharedTensor, made on first use (with the GIL; without it, by to_pyobject);
 /// NULL with MemoryError raised.
 inline SharedTensor* shared_of(TensorObject* self) noexcept {
-  if (!DLPACKPP_PY_FREE_THREADED && self->shared == nullptr) {
+  if (!DLPACKPP_DETAIL_PY_FREE_THREADED && self->shared == nullptr) {
     void* memory = RecycledBlock<SharedTensor>::take(std::nothrow);
     if (memory == nullptr) {
       PyErr_NoMemory();

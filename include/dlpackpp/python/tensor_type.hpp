@@ -55,17 +55,12 @@ inline PyObject* tensor_get_shape(PyObject* obj, void*) {
 // A str from what `describe` returns (it may throw bad_alloc).
 template <class Describe>
 PyObject* string_result(Describe&& describe) {
-#if DLPACKPP_USE_EXCEPTIONS
-  try {
-#endif
+  DLPACKPP_DETAIL_TRY {
     const std::string s = describe();
     return PyUnicode_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size()));
-#if DLPACKPP_USE_EXCEPTIONS
-  } catch (...) {
-    set_error_from_current_exception();
-    return nullptr;
   }
-#endif
+  DLPACKPP_DETAIL_CATCH(...) { set_error_from_current_exception(); }
+  return nullptr;
 }
 
 inline PyObject* tensor_get_dtype(PyObject* obj, void*) {
@@ -164,7 +159,7 @@ struct TensorExchangeImpl {
 
 inline PyObject* make_tensor_type() {
   static PyMethodDef methods[] = {
-#if DLPACKPP_PY_FASTCALL_DLPACK
+#if DLPACKPP_DETAIL_PY_FASTCALL_DLPACK
     {"__dlpack__", as_cfunction(&tensor_dlpack), METH_FASTCALL | METH_KEYWORDS,
 #else
     {"__dlpack__", as_cfunction(&tensor_dlpack), METH_VARARGS | METH_KEYWORDS,
@@ -240,7 +235,7 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   }
   PyTypeObject* type = tensor_type();
   if (type == nullptr) return nullptr;
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   // Without the GIL the tensor goes into its SharedTensor at once (see TensorObject).
   void* block = detail::RecycledBlock<detail::SharedTensor>::take(std::nothrow);
   if (block == nullptr) {
@@ -250,13 +245,13 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
 #endif
   PyObject* obj = PyType_GenericAlloc(type, 0);  // zero-filled; holds a reference to the type
   if (obj == nullptr) {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
     detail::RecycledBlock<detail::SharedTensor>::give_back(block);
 #endif
     return nullptr;
   }
   auto* self = reinterpret_cast<detail::TensorObject*>(obj);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   self->shared = ::new (block) detail::SharedTensor(std::move(tensor));
 #else
   ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));

@@ -2,9 +2,10 @@
 /// @file
 /// What import knows about a producer type, cached per interpreter (16 entries, each holding
 /// a strong reference to its type): its exchange table, whether it speaks only the legacy
-/// protocol, and its `__dlpack__` where calling that directly is exactly `obj.__dlpack__`.
-/// Without the GIL the table is per thread as well (see thread_table), so that no lock is
-/// taken on the per-tensor path and no thread evicts an entry another is reading.
+/// protocol, whether it has `requires_grad`. Without the GIL the table is per thread as well
+/// (see thread_table), so that no lock is taken on the per-tensor path and no thread evicts
+/// an entry another is reading. And how an import finds the type's `__dlpack__`: in CPython's
+/// own type cache (dlpack_method), where calling it directly is exactly `obj.__dlpack__`.
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
@@ -23,44 +24,6 @@
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
-
-// The full API (3.9+, vectorcall) lets import keep a type's `__dlpack__` function instead of
-// looking the name up on every call. It is kept only where calling it with the object first
-// is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute lookup, its
-// instances have no __dict__ (nothing can shadow the method), and the attribute is a plain
-// function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). Types can be changed at run
-// time, so every use compares the type's tp_version_tag, which CPython changes whenever the
-// type or a base is modified: a modified type goes back to the name lookup for good. The
-// kept function is a strong reference, so it stays callable even if the type drops it; tags
-// are never reused, so an equal tag is the same, unmodified type.
-#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_PY_CACHE_DLPACK 1
-#else
-#define DLPACKPP_PY_CACHE_DLPACK 0
-#endif
-
-#if DLPACKPP_PY_CACHE_DLPACK
-// `tp`'s version tag while it is valid, else 0. Up to 3.12 a modified type loses
-// Py_TPFLAGS_VALID_VERSION_TAG; 3.13 no longer maintains that flag and sets the tag to 0
-// instead (0 is never a valid tag).
-inline unsigned int valid_version_tag(PyTypeObject* tp) noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  return version_tag_of(tp);
-#else
-  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0u;
-#endif
-}
-
-// Whether `tp` is unmodified since its valid tag was `tag` (the per-import check, one compare
-// more than the tag's before 3.13).
-inline bool version_is(PyTypeObject* tp, unsigned int tag) noexcept {
-#if PY_VERSION_HEX >= 0x030D0000
-  return version_tag_of(tp) == tag;  // `tag` is never 0, a modified type's tag is
-#else
-  return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) && tp->tp_version_tag == tag;
-#endif
-}
-#endif
 
 // The type's exchange table: only a "dlpack_exchange_api" capsule in
 // `__dlpack_c_exchange_api__` (DLPack 1.3) is read. Anything else there (an integer, another
@@ -86,47 +49,50 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 #endif
 }
 
-// The type's `__dlpack__` where it may be kept (see DLPACKPP_PY_CACHE_DLPACK): a new
-// reference and the version tag it is valid for, else NULL (no exception pending).
-DLPACKPP_COLD inline PyObject* lookup_dlpack(Internals& in, PyObject* type, unsigned int& tag) {
-#if DLPACKPP_PY_CACHE_DLPACK
-  auto* tp = reinterpret_cast<PyTypeObject*>(type);
+// The full API (3.9+, vectorcall) calls a type's `__dlpack__` directly with the object first
+// where that is exactly what `obj.__dlpack__(...)` does: the type uses the generic attribute
+// lookup, its instances have no __dict__ (nothing can shadow the method), and the attribute
+// is a plain function or method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR). It is found in
+// CPython's own type cache, as nanobind finds it (_PyType_LookupRef from 3.13,
+// _PyType_Lookup before): keyed by the type's version tag, so a modified type is looked up
+// afresh, and safe without the GIL. It replaced a private per-type copy of the method, which
+// saved 42 instructions per import, 3.5% (benchmarks/python_compare/README.md, "Finding
+// `__dlpack__`"): under the 10% that would justify the copy's version-tag rules.
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
+#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 1
+#else
+#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 0
+#endif
+
+// The type's `__dlpack__` to be called with `obj` first (see above): a new reference, or NULL
+// (nothing raised) where the call must go through the name.
+inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
+#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+  PyTypeObject* tp = Py_TYPE(obj);
   bool has_dict = tp->tp_dictoffset != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
   has_dict = has_dict || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
 #endif
   if (has_dict || tp->tp_getattro != PyObject_GenericGetAttr) return nullptr;
-  PyObject* attr = PyObject_GetAttr(type, in.str_dlpack);  // also gives the type a version tag
-  if (attr == nullptr) {
-    PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject* method = _PyType_LookupRef(tp, in.str_dlpack);
+#else
+  PyObject* method = _PyType_Lookup(tp, in.str_dlpack);  // borrowed
+  Py_XINCREF(method);
+#endif
+  if (method != nullptr && !PyType_HasFeature(Py_TYPE(method), Py_TPFLAGS_METHOD_DESCRIPTOR)) {
+    Py_DECREF(method);
     return nullptr;
   }
-  tag = valid_version_tag(tp);
-  if (!PyType_HasFeature(Py_TYPE(attr), Py_TPFLAGS_METHOD_DESCRIPTOR) || tag == 0) {
-    Py_DECREF(attr);
-    return nullptr;
-  }
-  return attr;
+  return method;
 #else
   static_cast<void>(in);
-  static_cast<void>(type);
-  static_cast<void>(tag);
-  return nullptr;
-#endif
-}
-
-// The kept `__dlpack__` of `obj`'s type (borrowed) while the type is unmodified, else NULL.
-inline PyObject* cached_dlpack(const TypeEntry& entry, PyObject* obj) noexcept {
-#if DLPACKPP_PY_CACHE_DLPACK
-  if (entry.dlpack != nullptr && version_is(Py_TYPE(obj), entry.version_tag)) return entry.dlpack;
-#else
-  static_cast<void>(entry);
   static_cast<void>(obj);
-#endif
   return nullptr;
+#endif
 }
 
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
 // Without the GIL: this thread's table for one interpreter (by its id, which CPython never
 // reuses), and its hint. Nothing in it is shared, so it needs no lock and no atomics; what one
 // thread learns (a table, a legacy producer) another learns again, once per type. At thread
@@ -143,10 +109,7 @@ struct ThreadTypeTable {
   ThreadTypeTable& operator=(const ThreadTypeTable&) = delete;
   ~ThreadTypeTable() {
     if (interp_id != 0) return;  // not the main interpreter (or never used)
-    for (int i = 0; i < table.type_count; ++i) {
-      release_reference(table.types[i].dlpack);
-      release_reference(table.types[i].type);
-    }
+    for (int i = 0; i < table.type_count; ++i) release_reference(table.types[i].type);
   }
 };
 inline ThreadTypeTable& thread_table() noexcept {
@@ -157,7 +120,7 @@ inline ThreadTypeTable& thread_table() noexcept {
 
 /// The table `in`'s interpreter keeps for this thread: the interpreter's own with the GIL.
 inline TypeTable& table_of(Internals& in) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   ThreadTypeTable& mine = thread_table();
   if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
     ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
@@ -175,7 +138,7 @@ inline TypeTable& table_of(Internals& in) noexcept {
 // the GIL one per process is right for any interpreter's table and needs no room in the shared
 // Internals; without it, one per thread beside the thread's table.
 inline int& last_found_slot(TypeTable& table) noexcept {
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   static_cast<void>(table);
   return thread_table().hint;
 #else
@@ -212,27 +175,22 @@ DLPACKPP_COLD inline bool lookup_grad(Internals& in, PyObject* type, const Excha
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
   const bool grad = lookup_grad(in, type, api);
-  unsigned int tag = 0;
-  PyObject* dlpack = lookup_dlpack(in, type, tag);
-#if DLPACKPP_PY_FREE_THREADED
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
   arm_shutdown_guard();  // the thread's table drops its references at thread exit
 #endif
   TypeTable& table = table_of(in);
   int slot = table.type_count;
   PyObject* evicted = nullptr;
-  PyObject* evicted_dlpack = nullptr;
   if (slot < TypeTable::slots) {
     ++table.type_count;
   } else {
     slot = table.next_evict;
     table.next_evict = (slot + 1) % TypeTable::slots;
     evicted = table.types[slot].type;
-    evicted_dlpack = table.types[slot].dlpack;
   }
   Py_INCREF(type);
-  table.types[slot] = TypeEntry{type, api, false, dlpack, tag, grad};
-  Py_XDECREF(evicted_dlpack);  // last: dropping a type may run Python code
-  Py_XDECREF(evicted);
+  table.types[slot] = TypeEntry{type, api, false, grad};
+  Py_XDECREF(evicted);           // last: dropping a type may run Python code
   return cached_type(in, type);  // NULL only if the decrefs above re-entered and evicted it
 }
 
