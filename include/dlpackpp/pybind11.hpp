@@ -68,9 +68,13 @@ inline void translate_errors() {
 /// the import, on the importing thread, with the GIL held, so a bound function that throws a
 /// dlpackpp::Error before any dlpackpp caster has run is translated too. Loaded another way
 /// (linked into a program before Py_Initialize, or without the GIL), the casters register it
-/// on their first use instead.
-inline const bool translation_registered_at_load = [] {
-  if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) translate_errors();
+/// on their first use instead, as they do where registering here fails (pybind11 threw).
+inline const bool translation_registered_at_load = []() noexcept {
+  try {
+    if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) translate_errors();
+  } catch (const std::exception&) {  // nothing registered: the first caster call tries again
+    PyErr_Clear();
+  }
   return true;
 }();
 

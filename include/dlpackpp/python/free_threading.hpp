@@ -111,16 +111,15 @@ class CriticalSection {
   }
   CriticalSection(const CriticalSection&) = delete;
   CriticalSection& operator=(const CriticalSection&) = delete;
-  /// Leaves it.
-  ~CriticalSection() {
 #if DLPACKPP_DETAIL_PY_FREE_THREADED
-    PyCriticalSection_End(&section_);
-#endif
-  }
+  /// Leaves it.
+  ~CriticalSection() { PyCriticalSection_End(&section_); }
 
  private:
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyCriticalSection section_;
+#else
+  /// Nothing to leave.
+  ~CriticalSection() = default;
 #endif
 };
 
