@@ -10,6 +10,9 @@ import ctypes
 import datetime
 
 from .conformance import _fields as F
+# dlpack.h's structs, written once for the kit's standalone scripts and read here too.
+from .conformance._repro_toolkit import DLManagedTensor as _Managed
+from .conformance._repro_toolkit import DLManagedTensorVersioned as _ManagedVersioned
 
 #: What inspect asks a producer for: the newest DLPack it reads (dlpack.h 1.3).
 MAX_VERSION = (1, 3)
@@ -26,31 +29,6 @@ _get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_cha
 
 class _Version(ctypes.Structure):
     _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
-
-
-class _Device(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _Tensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _Device), ("ndim", ctypes.c_int32),
-                ("dtype", _DType), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
-                ("byte_offset", ctypes.c_uint64)]
-
-
-class _Managed(ctypes.Structure):
-    _fields_ = [("dl_tensor", _Tensor), ("manager_ctx", ctypes.c_void_p),
-                ("deleter", ctypes.c_void_p)]
-
-
-class _ManagedVersioned(ctypes.Structure):
-    _fields_ = [("version", _Version), ("manager_ctx", ctypes.c_void_p),
-                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64),
-                ("dl_tensor", _Tensor)]
 
 
 class _TableHeader(ctypes.Structure):
@@ -146,8 +124,8 @@ def _shown(key, value, record):
     return str(value)
 
 
-def _ints(address, n):
-    return None if not address else tuple((ctypes.c_int64 * n).from_address(address))
+def _ints(pointer, n):
+    return None if not pointer else tuple(pointer[:n])
 
 
 def _read_tensor(t, out, problems, version):
@@ -261,8 +239,8 @@ def _exchange_import(table, obj, out, problems):
     m = _ManagedVersioned.from_address(managed.value)
     got, mine = {}, []
     try:
-        got["version"] = (m.version.major, m.version.minor)
-        if m.version.major != 1:
+        got["version"] = (m.major, m.minor)
+        if m.major != 1:
             mine.append(F.unknown_major(got["version"]))
         else:
             got["flags"], got["deleter"] = F.flag_names(m.flags), bool(m.deleter)

@@ -8,7 +8,7 @@ import sys
 import unittest
 
 from bind_support import (CUDA, NANOBIND, NUMPY2, TORCH_TABLE, OneCapsule, Raising, Reentrant,
-                          Wrapper, jax, jnp, m, np, torch)
+                          Wrapper, jax, jnp, m, np, run_tests, torch)
 
 
 def doc(name):
@@ -512,8 +512,4 @@ class Jax(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    program = unittest.main(exit=False, verbosity=2)
-    if program.result.testsRun == 0:
-        print("error: no test ran")
-        sys.exit(1)
-    sys.exit(0 if program.result.wasSuccessful() else 1)
+    run_tests()

@@ -9,7 +9,7 @@ import sys
 import textwrap
 import unittest
 
-from bind_support import MODULE_NAME, NANOBIND, Raising, Reentrant, m, np, torch
+from bind_support import MODULE_NAME, NANOBIND, Raising, Reentrant, m, np, run_tests, torch
 
 
 def run_fresh(code, timeout=120):
@@ -177,8 +177,4 @@ class ExplainRefusal(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    program = unittest.main(exit=False, verbosity=2)
-    if program.result.testsRun == 0:
-        print("error: no test ran")
-        sys.exit(1)
-    sys.exit(0 if program.result.wasSuccessful() else 1)
+    run_tests()
