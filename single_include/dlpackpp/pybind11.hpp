@@ -659,14 +659,17 @@ inline void translate_errors() {
 /// dlpackpp::Error before any dlpackpp caster has run is translated too. Loaded another way
 /// (linked into a program before Py_Initialize, or without the GIL), the casters register it
 /// on their first use instead, as they do where registering here fails (pybind11 threw).
-inline const bool translation_registered_at_load = []() noexcept {
+inline bool register_translation_at_load() noexcept {
   try {
     if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) translate_errors();
   } catch (const std::exception&) {  // nothing registered: the first caster call tries again
     PyErr_Clear();
   }
   return true;
-}();
+}
+
+/// The static whose initialization calls register_translation_at_load as the module loads.
+inline const bool translation_registered_at_load = register_translation_at_load();
 
 /// A loader's answer as pybind11 takes it: false declines; a pending Python exception is
 /// thrown (error_already_set), which pybind11 raises at once instead of trying more overloads.
