@@ -15,10 +15,13 @@
 /// (try_from_dlpack), python/borrow.hpp (try_borrow).
 #pragma once
 
-#include "dlpackpp/python/python_h.hpp"  // Python.h, before any standard header
+// Empty where Python.h is not on the include path, so that tools compiling every public
+// header alone keep working; using the names then fails to compile.
+#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
+/// 1: Python.h is in this translation unit and the Python layer is defined.
+#define DLPACKPP_PYTHON_AVAILABLE 1
 
-// Empty where Python.h is not on the include path (see python/python_h.hpp).
-#if DLPACKPP_PYTHON_AVAILABLE
+#include "dlpackpp/python/python_h.hpp"  // Python.h, before any standard header
 
 // The core the rooms build on (named here so that the vendored copy includes it first).
 #include "dlpackpp/exchange_api.hpp"
@@ -39,4 +42,7 @@
 #include "dlpackpp/python/tensor_type.hpp"
 #include "dlpackpp/python/type_cache.hpp"
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
+#else
+/// 0: Python.h is not on the include path; this header defines nothing.
+#define DLPACKPP_PYTHON_AVAILABLE 0
+#endif

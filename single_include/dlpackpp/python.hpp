@@ -16,19 +16,20 @@
 /// (try_from_dlpack), python/borrow.hpp (try_borrow).
 #pragma once
 
+// Empty where Python.h is not on the include path, so that tools compiling every public
+// header alone keep working; using the names then fails to compile.
+#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
+/// 1: Python.h is in this translation unit and the Python layer is defined.
+#define DLPACKPP_PYTHON_AVAILABLE 1
+
 // #include "dlpackpp/python/python_h.hpp" (inlined below)
 // ---- begin dlpackpp/python/python_h.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Python.h for the rooms of <dlpackpp/python.hpp>: it must come before any standard header,
-/// so every room includes this first. Where Python.h is not on the include path
-/// DLPACKPP_PYTHON_AVAILABLE is 0 and every room is empty, so that tools compiling each header
-/// alone keep working; using the names then fails to compile (add Python's include folder,
-/// e.g. link CMake's Python3::Module).
+/// so every room includes this first. A room needs Python.h on the include path (link CMake's
+/// Python3::Module); only the umbrella python.hpp compiles to nothing without it.
 
-#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
-/// 1: Python.h is in this translation unit and the Python layer is defined.
-#define DLPACKPP_PYTHON_AVAILABLE 1
 #ifndef PY_SSIZE_T_CLEAN
 /// Py_ssize_t lengths for '#' formats, which Python 3.10+ requires before Python.h.
 #define PY_SSIZE_T_CLEAN
@@ -37,15 +38,8 @@
 #if PY_VERSION_HEX < 0x03080000
 #error "dlpackpp/python.hpp needs Python 3.8 or newer"
 #endif
-#else
-/// 0: Python.h is not on the include path; the Python layer's headers are empty.
-#define DLPACKPP_PYTHON_AVAILABLE 0
-#endif
 
 // ---- end dlpackpp/python/python_h.hpp ----
-
-// Empty where Python.h is not on the include path (see python/python_h.hpp).
-#if DLPACKPP_PYTHON_AVAILABLE
 
 // The core the rooms build on (named here so that the vendored copy includes it first).
 #include "dlpackpp/dlpackpp.hpp"  // the single header: the whole core
@@ -61,7 +55,6 @@
 /// kept until the view's user lets go.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
@@ -77,7 +70,6 @@
 /// owner: no handle).
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
@@ -93,7 +85,6 @@
 /// kept intact across code that may run Python.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
@@ -415,8 +406,6 @@ DLPACKPP_COLD inline PyObject* raise_python(const Error& error) noexcept {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/errors.hpp ----
 // #include "dlpackpp/python/free_threading.hpp" (inlined below)
 // ---- begin dlpackpp/python/free_threading.hpp ----
@@ -424,13 +413,12 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// What the Python layer needs to share state between threads without the GIL (a
 /// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
-/// published state, an object made lazily and published once, a function run once, and an
-/// object's critical section. On a GIL
-/// build each is what the code did before (a plain load, a plain store, nothing): the GIL
-/// already orders every access.
+/// published state, a lock, an object's critical section, an object made lazily and published
+/// once, and a function run once. Every free-threading branch of the layer is here: on a GIL
+/// build the lock and the critical section are nothing and the orders relaxed, since the GIL
+/// already orders every access; the other rooms use these without a branch of their own.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 
@@ -456,11 +444,73 @@ inline constexpr std::memory_order shared_acquire =
 inline constexpr std::memory_order shared_release =
     DLPACKPP_DETAIL_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
 
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
+/// A lock for state that threads without the GIL share: a PyMutex, constant-initialized, which
+/// detaches a waiting thread from the interpreter (so a stop-the-world pause never waits on it).
+/// Nothing on a GIL build, where holding the GIL already serializes.
+class Mutex {
+ public:
+  /// Takes it.
+  void lock() noexcept { PyMutex_Lock(&mutex_); }
+  /// Lets it go.
+  void unlock() noexcept { PyMutex_Unlock(&mutex_); }
+
+ private:
+  PyMutex mutex_{};
+};
+
+/// Holds `obj`'s critical section for its lifetime, so that what one thread reads and changes
+/// in `obj` (a capsule's name, pointer and destructor) is one step for every other thread that
+/// also holds it. RAII rather than the Py_BEGIN/END macro pair: an exception thrown inside
+/// (describing an error allocates) still ends the section. Nothing on a GIL build.
+class CriticalSection {
+ public:
+  /// Enters `obj`'s critical section.
+  explicit CriticalSection(PyObject* obj) noexcept { PyCriticalSection_Begin(&section_, obj); }
+  CriticalSection(const CriticalSection&) = delete;
+  CriticalSection& operator=(const CriticalSection&) = delete;
+  /// Leaves it.
+  ~CriticalSection() { PyCriticalSection_End(&section_); }
+
+ private:
+  PyCriticalSection section_;
+};
+#else
+/// The GIL build's Mutex: the GIL already serializes every holder.
+class Mutex {
+ public:
+  /// Nothing to take.
+  void lock() noexcept {}
+  /// Nothing to let go.
+  void unlock() noexcept {}
+};
+
+/// The GIL build's CriticalSection: the GIL already makes each step one.
+class CriticalSection {
+ public:
+  /// Nothing to enter.
+  explicit CriticalSection(PyObject*) noexcept {}
+};
+#endif
+
+/// Holds a Mutex for its lifetime (also when what runs under it throws).
+class MutexLock {
+ public:
+  /// Takes `mutex`.
+  explicit MutexLock(Mutex& mutex) noexcept : mutex_(mutex) { mutex_.lock(); }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+  /// Lets it go.
+  ~MutexLock() { mutex_.unlock(); }
+
+ private:
+  Mutex& mutex_;
+};
+
 /// Stores `made` (a new reference, not NULL) into `slot` unless another thread published one
 /// first, and returns the published object (borrowed from `slot`): the loser's copy is dropped,
-/// so every thread sees the one object. A plain store on a GIL build, where nobody can race.
+/// so every thread sees the one object.
 inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyObject* expected = nullptr;
   if (slot.compare_exchange_strong(expected, made, std::memory_order_acq_rel,
                                    std::memory_order_acquire)) {
@@ -468,10 +518,6 @@ inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noex
   }
   Py_DECREF(made);
   return expected;
-#else
-  slot.store(made, std::memory_order_relaxed);
-  return made;
-#endif
 }
 
 /// What `slot` holds (borrowed), or NULL.
@@ -482,9 +528,7 @@ inline PyObject* published(const std::atomic<PyObject*>& slot) noexcept {
 /// Whether run_once has run; constant-initialized, so a function-local one needs no guard.
 struct OnceFlag {
   std::atomic<bool> done{false};  ///< set once the function has returned
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  PyMutex mutex{};  ///< held while the function runs
-#endif
+  Mutex mutex;                    ///< held while the function runs
 };
 
 /// Runs `init` the first time it is called with `once` (the GIL or the calling thread attached
@@ -492,63 +536,21 @@ struct OnceFlag {
 /// attached, and without the GIL the interpreter's stop-the-world pauses (garbage collection)
 /// wait for every attached thread, so an `init` that allocates could wait forever; with the
 /// GIL, an `init` that lets the GIL go would let a second thread block on the guard holding
-/// it. A thread that arrives while another runs `init` waits on a PyMutex without the GIL
-/// (free-threaded build: the mutex detaches it while it waits); with the GIL it may run `init`
-/// a second time, which must be harmless.
+/// it. A thread that arrives while another runs `init` waits on the Mutex, detached (free-
+/// threaded build); with the GIL it may run `init` a second time, which must be harmless.
 template <class F>
 void run_once(OnceFlag& once, F&& init) {
   if (DLPACKPP_LIKELY(once.done.load(std::memory_order_acquire))) return;
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  struct Unlock {  // also when `init` throws
-    PyMutex& mutex;
-    ~Unlock() { PyMutex_Unlock(&mutex); }
-  };
-  PyMutex_Lock(&once.mutex);
-  const Unlock unlock{once.mutex};
+  const MutexLock held(once.mutex);
   if (!once.done.load(std::memory_order_relaxed)) {
     init();
     once.done.store(true, std::memory_order_release);
   }
-#else
-  init();
-  once.done.store(true, std::memory_order_release);
-#endif
 }
-
-/// Holds `obj`'s critical section for its lifetime on a free-threaded build, so that what
-/// one thread reads and changes in `obj` (a capsule's name, pointer and destructor) is one step
-/// for every other thread that also holds it; nothing on a GIL build, where the GIL already
-/// makes it one step. RAII rather than the Py_BEGIN/END macro pair: an exception thrown inside
-/// (describing an error allocates) still ends the section.
-class CriticalSection {
- public:
-  /// Enters `obj`'s critical section (free-threaded build).
-  explicit CriticalSection(PyObject* obj) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-    PyCriticalSection_Begin(&section_, obj);
-#else
-    static_cast<void>(obj);
-#endif
-  }
-  CriticalSection(const CriticalSection&) = delete;
-  CriticalSection& operator=(const CriticalSection&) = delete;
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  /// Leaves it.
-  ~CriticalSection() { PyCriticalSection_End(&section_); }
-
- private:
-  PyCriticalSection section_;
-#else
-  /// Nothing to leave.
-  ~CriticalSection() = default;
-#endif
-};
 
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE
 
 // ---- end dlpackpp/python/free_threading.hpp ----
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
@@ -797,8 +799,6 @@ inline ImportedTensor from_capsule(PyObject* capsule, const ValidateOptions& opt
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/capsule.hpp ----
 // #include "dlpackpp/python/errors.hpp" (already inlined)
 // #include "dlpackpp/python/gil.hpp" (inlined below)
@@ -811,7 +811,6 @@ DLPACKPP_END_NAMESPACE
 /// code is std::terminate); the reference is leaked instead.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 // #include "dlpackpp/python/errors.hpp" (already inlined)
@@ -863,15 +862,10 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
   PyObject* atexit = fn != nullptr ? PyImport_ImportModule("atexit") : nullptr;
   PyObject* r = nullptr;
   if (atexit != nullptr) {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
     // Every extension built with dlpackpp has its own `arming` mutex (below), so two modules
     // could still call atexit.register at once; the atexit module's own lock serializes them.
-    Py_BEGIN_CRITICAL_SECTION(atexit);
-#endif
+    const CriticalSection serialized(atexit);
     r = PyObject_CallMethod(atexit, "register", "O", fn);
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-    Py_END_CRITICAL_SECTION();
-#endif
   }
   Py_XDECREF(atexit);
   Py_XDECREF(fn);
@@ -887,14 +881,9 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
 /// atexit.register is not safe to call from two threads at once (ThreadSanitizer sees its
 /// list raced). The mutex is constant-initialized and detaches a waiting thread.
 DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  static PyMutex arming{};
-  PyMutex_Lock(&arming);
+  static Mutex arming;
+  const MutexLock held(arming);
   if (!shutdown_guard().armed.load()) register_exit_hook();
-  PyMutex_Unlock(&arming);
-#else
-  register_exit_hook();
-#endif
 }
 
 /// Makes sure the atexit hook is registered, once per process (GIL held).
@@ -1056,8 +1045,6 @@ class HeldRef {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/gil.hpp ----
 // #include "dlpackpp/python/import.hpp" (inlined below)
 // ---- begin dlpackpp/python/import.hpp ----
@@ -1070,7 +1057,6 @@ DLPACKPP_END_NAMESPACE
 /// is checked. Adoption validates once, with every option the caller gave.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
@@ -1091,7 +1077,6 @@ DLPACKPP_END_NAMESPACE
 /// dlpackpp.Tensor type, published once), and the type cache is per thread (type_cache.hpp).
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
@@ -1343,8 +1328,6 @@ class StateHold {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/state.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (inlined below)
 // ---- begin dlpackpp/python/type_cache.hpp ----
@@ -1358,7 +1341,6 @@ DLPACKPP_END_NAMESPACE
 /// own type cache (dlpack_method), where calling it directly is exactly `obj.__dlpack__`.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
@@ -1590,8 +1572,6 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE
 
 // ---- end dlpackpp/python/type_cache.hpp ----
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
@@ -1964,8 +1944,6 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/import.hpp ----
 // #include "dlpackpp/python/state.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_object.hpp" (inlined below)
@@ -1980,7 +1958,6 @@ DLPACKPP_END_NAMESPACE
 /// device tuples published once, the `exported` flag atomically.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/recycled_block.hpp is in it
@@ -2007,22 +1984,12 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-#if !DLPACKPP_DETAIL_PY_FREE_THREADED
-// The blocks of exports and shared tensors: one freed block of each kind kept for the next,
-// exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
-using ::dlpackpp::detail::RecycledBlock;
-#else
-// Without the GIL the one process-wide slot would be a cache line that every thread's exports
-// write (two threads importing their own tensors ran at half the speed of one): the allocator's
-// per-thread caches serve instead.
+// The blocks of exports and shared tensors (detail/recycled_block.hpp): with the GIL, one freed
+// block of each kind kept for the next, exchanged atomically so that a block may be given back
+// on any thread. Without it, none: the one slot would be a cache line that every thread's
+// exports write (two threads importing their own tensors ran at half the speed of one).
 template <class T>
-struct RecycledBlock {
-  static void* take(const std::nothrow_t& nothrow) noexcept {
-    return ::operator new(sizeof(T), nothrow);
-  }
-  static void give_back(void* p) noexcept { ::operator delete(p); }
-};
-#endif
+using RecycledBlock = ::dlpackpp::detail::RecycledBlock<T, !DLPACKPP_DETAIL_PY_FREE_THREADED>;
 
 /// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
 /// (the object, each export).
@@ -2180,8 +2147,6 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE
 
 // ---- end dlpackpp/python/tensor_object.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (already inlined)
@@ -2368,8 +2333,6 @@ auto borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/borrow.hpp ----
 // #include "dlpackpp/python/capsule.hpp" (already inlined)
 // #include "dlpackpp/python/errors.hpp" (already inlined)
@@ -2386,7 +2349,6 @@ DLPACKPP_END_NAMESPACE
 /// tensor (any number of times) or, with copy=True, a fresh copy.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
@@ -2624,8 +2586,6 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/tensor_dlpack.hpp ----
 // #include "dlpackpp/python/tensor_object.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_type.hpp" (inlined below)
@@ -2637,7 +2597,6 @@ DLPACKPP_END_NAMESPACE
 /// buffer; to_pyobject() makes one.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
@@ -2897,9 +2856,10 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/tensor_type.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (already inlined)
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
+#else
+/// 0: Python.h is not on the include path; this header defines nothing.
+#define DLPACKPP_PYTHON_AVAILABLE 0
+#endif

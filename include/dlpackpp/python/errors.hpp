@@ -6,7 +6,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/error.hpp"
@@ -327,5 +326,3 @@ DLPACKPP_COLD inline PyObject* raise_python(const Error& error) noexcept {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

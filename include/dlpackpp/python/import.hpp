@@ -8,7 +8,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/device.hpp"
@@ -389,5 +388,3 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

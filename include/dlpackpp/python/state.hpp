@@ -8,7 +8,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/exchange_api.hpp"
@@ -259,5 +258,3 @@ class StateHold {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

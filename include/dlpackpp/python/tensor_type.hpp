@@ -6,7 +6,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/device.hpp"
@@ -265,5 +264,3 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

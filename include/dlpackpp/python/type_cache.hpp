@@ -9,7 +9,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/exchange_api.hpp"
@@ -241,5 +240,3 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE
