@@ -26,6 +26,10 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
+/// Whether several threads may run Python code at once (DLPACKPP_DETAIL_PY_FREE_THREADED), for
+/// `if constexpr` where both branches compile on every build.
+inline constexpr bool free_threaded = DLPACKPP_DETAIL_PY_FREE_THREADED != 0;
+
 /// The order of a read of state another thread may publish: acquire without the GIL, relaxed
 /// (a plain load) with it, where the GIL orders every access.
 inline constexpr std::memory_order shared_acquire =
