@@ -57,16 +57,10 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 // afresh, and safe without the GIL. It replaced a private per-type copy of the method, which
 // saved 42 instructions per import, 3.5% (benchmarks/python_compare/README.md, "Finding
 // `__dlpack__`"): under the 10% that would justify the copy's version-tag rules.
-#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 1
-#else
-#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 0
-#endif
-
 // The type's `__dlpack__` to be called with `obj` first (see above): a new reference, or NULL
 // (nothing raised) where the call must go through the name.
 inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
   PyTypeObject* tp = Py_TYPE(obj);
   bool has_dict = tp->tp_dictoffset != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
