@@ -64,9 +64,15 @@ struct Internals {
   TypeTable table;  ///< with the GIL; without it each thread has its own (type_cache.hpp)
 };
 
-// The last interpreter's block, for a pointer compare instead of a dict lookup. One pointer,
-// read and written atomically (relaxed where the GIL orders everything): a thread never sees a
-// block paired with another interpreter, because the interpreter is read from the block.
+// The last interpreter's block, for a pointer compare instead of a dict lookup.
+// What it buys: without it every call looks the block up in the interpreter's dict by a C
+// string, 790 instructions more per import (an exchange-table borrow 289 -> 1,082, a NumPy 2
+// owning import 1,232 -> 2,023; bench_python_icount_guard).
+// What it relies on: one pointer, read and written atomically (relaxed where the GIL orders
+// everything), so a thread never sees a block paired with another interpreter, because the
+// interpreter is read from the block; a block lives as long as its interpreter's dict, and
+// destroy_internals clears the pointer before freeing it; without an interpreter identity
+// (the limited API before 3.9) nothing is cached.
 inline std::atomic<Internals*>& cached_internals() noexcept {
   static std::atomic<Internals*> cached{nullptr};
   return cached;
