@@ -41,6 +41,7 @@
 
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace pybind11 {
@@ -123,113 +124,86 @@ constexpr auto tensor_name = io_name(::dlpackpp::bindings::detail::tensor_argume
 #else
 constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_argument_name);
 #endif
-}  // namespace dlpackpp_caster
 
-/// `TensorView` arguments, through the borrow engine (python::try_borrow_view): a view that
-/// may be written only where the producer says so.
-/// Hand-written because a TensorView has no empty state for PYBIND11_TYPE_CASTER's
-/// default-constructed value.
-template <>
-class type_caster<::dlpackpp::TensorView> {
+/// The caster of every dlpackpp parameter type V (TensorView, TensorAccessor<T, N>, the owning
+/// handles): it loads a bindings::detail::Argument<V> and hands its value out as pybind11 asks.
+/// A pointer or reference reads it in place; an rvalue (a `V` parameter, or one inside
+/// `std::optional`/`std::variant`/a list, whose caster dies before the call) is independent of
+/// the caster, what it reads kept by the call (see bindings::detail::hand_over). An owning
+/// handle is also returned, as a new dlpackpp.Tensor; returning a view or an accessor is a
+/// compile error.
+template <class V>
+class Caster {
  public:
   /// An empty caster. User-provided: the library value-initializes its casters, which would
-  /// otherwise zero the whole view argument (its storage, the optional view) on every call.
-  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
-  /// What the signature says the parameter takes.
-  static constexpr auto name = dlpackpp_caster::tensor_name;
+  /// otherwise zero the whole argument (a view's storage, an accessor) on every call.
+  Caster() noexcept {}  // NOLINT(modernize-use-equals-default)
 
   /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
   bool load(handle src, bool /*convert*/) {
-    dlpackpp_caster::translate_errors();
-    return dlpackpp_caster::loaded(view_.load(src.ptr(), true));
+    translate_errors();
+    return loaded(argument_.load(src.ptr(), true));
   }
 
-  /// Refused at compile time: a borrowed value cannot be returned.
+  /// A new dlpackpp.Tensor owning `src` (an owning handle, moved in); NULL with a Python
+  /// exception set on failure.
   template <class U>
-  static handle cast(U&&, return_value_policy, handle) {
-    static_assert(::dlpackpp::bindings::detail::never<U>,
-                  "dlpackpp: a bound function cannot return a TensorView (it owns nothing); "
-                  "return a ManagedTensor");
-    return {};
+  static handle cast(U&& src, return_value_policy /*policy*/, handle /*parent*/) {
+    if constexpr (::dlpackpp::bindings::detail::owns_tensor<V>) {
+      static_assert(!std::is_lvalue_reference<U>::value,
+                    "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
+      translate_errors();
+      return ::dlpackpp::bindings::detail::to_result(std::move(src));
+    } else {
+      ::dlpackpp::bindings::detail::refuse_return<V, U>();
+      return {};
+    }
   }
 
-  /// The loaded view, as the library asks for it: a pointer or reference reads it in place,
-  /// an rvalue is independent of this caster, which may die first (see
-  /// bindings::detail::hand_over).
-  operator ::dlpackpp::TensorView*() { return &view_.get(); }
-  operator ::dlpackpp::TensorView&() { return view_.get(); }
-  operator ::dlpackpp::TensorView&&() && { return std::move(dlpackpp_caster::moved_out(view_)); }
+  /// The loaded value, read in place.
+  operator V*() { return &argument_.get(); }
+  /// The loaded value, read in place.
+  operator V&() { return argument_.get(); }
+  /// The loaded value, moved out (see the class comment).
+  operator V&&() && { return std::move(moved_out(argument_)); }
   /// How pybind11 asks for the value (moved out, as PYBIND11_TYPE_CASTER does).
   template <class T>
   using cast_op_type = movable_cast_op_type<T>;
 
  private:
-  ::dlpackpp::bindings::detail::ViewArgument view_;
+  ::dlpackpp::bindings::detail::Argument<V> argument_;
+};
+}  // namespace dlpackpp_caster
+
+/// `TensorView` arguments, through the borrow engine (python::try_borrow_view): a view that
+/// may be written only where the producer says so.
+template <>
+class type_caster<::dlpackpp::TensorView> : public dlpackpp_caster::Caster<::dlpackpp::TensorView> {
+ public:
+  /// What the signature says the parameter takes.
+  static constexpr auto name = dlpackpp_caster::tensor_name;
 };
 
 /// `ManagedTensor` and `LegacyManagedTensor` arguments (owning import, as
 /// python::from_dlpack) and return values (a new dlpackpp.Tensor).
 template <class DLManaged>
-class type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
-  using Handle = ::dlpackpp::BasicManagedTensor<DLManaged>;
-
+class type_caster<::dlpackpp::BasicManagedTensor<DLManaged>>
+    : public dlpackpp_caster::Caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
  public:
-  PYBIND11_TYPE_CASTER(Handle, dlpackpp_caster::tensor_name);
-
-  /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
-  bool load(handle src, bool /*convert*/) {
-    dlpackpp_caster::translate_errors();
-    return dlpackpp_caster::loaded(::dlpackpp::bindings::detail::import_owned(src.ptr(), value));
-  }
-
-  /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
-  static handle cast(Handle&& src, return_value_policy /*policy*/, handle /*parent*/) {
-    dlpackpp_caster::translate_errors();
-    return ::dlpackpp::bindings::detail::to_result(std::move(src));
-  }
+  /// What the signature says the parameter takes.
+  static constexpr auto name = dlpackpp_caster::tensor_name;
 };
 
 /// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability and one
 /// address per element checked, host-accessible memory only, through the borrow engine (a
 /// mutable T asks for a writable view).
 template <class T, int N>
-class type_caster<::dlpackpp::TensorAccessor<T, N>> {
-  using Accessor = ::dlpackpp::TensorAccessor<T, N>;
-  using Name = ::dlpackpp::bindings::detail::AccessorName<T, N>;
-
+class type_caster<::dlpackpp::TensorAccessor<T, N>>
+    : public dlpackpp_caster::Caster<::dlpackpp::TensorAccessor<T, N>> {
  public:
-  /// An empty caster. User-provided: the library value-initializes its casters, which would
-  /// otherwise zero the whole accessor argument on every call.
-  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
-  /// What the signature says the parameter takes.
-  static constexpr auto name = const_name(Name::text.data);
-
-  /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
-  bool load(handle src, bool /*convert*/) {
-    dlpackpp_caster::translate_errors();
-    return dlpackpp_caster::loaded(accessor_.load(src.ptr(), true));
-  }
-
-  /// Refused at compile time: a borrowed value cannot be returned.
-  template <class U>
-  static handle cast(U&&, return_value_policy, handle) {
-    static_assert(::dlpackpp::bindings::detail::never<U>,
-                  "dlpackpp: a bound function cannot return a TensorAccessor (it owns "
-                  "nothing); return a ManagedTensor");
-    return {};
-  }
-
-  /// The loaded accessor, as the library asks for it: a pointer or reference reads it in
-  /// place, an rvalue may outlive this caster (see bindings::detail::hand_over).
-  operator Accessor*() { return &accessor_.get(); }
-  operator Accessor&() { return accessor_.get(); }
-  operator Accessor&&() && { return std::move(dlpackpp_caster::moved_out(accessor_)); }
-  /// How pybind11 asks for the value (moved out, as PYBIND11_TYPE_CASTER does).
-  template <class U>
-  using cast_op_type = movable_cast_op_type<U>;
-
- private:
-  ::dlpackpp::bindings::detail::AccessorArgument<T, N> accessor_;
+  /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
+  static constexpr auto name =
+      const_name(::dlpackpp::bindings::detail::AccessorName<T, N>::text.data);
 };
 
 }  // namespace detail

@@ -346,24 +346,33 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
   return false;
 }
 
-/// A loaded `TensorView` argument as a caster holds it. A view borrowed through the exchange
-/// table reads the DLTensor kept here in place (no copy of it, as python::try_borrow), valid
-/// while the caster lives; a view moved out first takes its own copy (see hand_over for when).
-class ViewArgument {
+/// A caster's argument of type V, the one interface both libraries' casters hold: `load(src,
+/// keepable)` answers Loaded; `get()` is the value read in place, valid while the argument
+/// lives; `moved_out(park)` is the value to be moved out, what keeps it valid handed to `park`
+/// first (see hand_over; NULL where `park` could not keep it). Defined for TensorView,
+/// TensorAccessor<T, N> and the owning handles below.
+template <class V>
+class Argument;
+
+/// A `TensorView` argument. A view borrowed through the exchange table reads the DLTensor kept
+/// here in place (no copy of it, as python::try_borrow), valid while the argument lives; a
+/// view moved out first takes its own copy.
+template <>
+class Argument<TensorView> {
  public:
   /// Nothing loaded. User-provided: the binding libraries value-initialize their casters,
   /// which would otherwise zero the storage and the whole optional view on every call.
-  ViewArgument() noexcept {}  // NOLINT(modernize-use-equals-default)
-  ViewArgument(const ViewArgument&) = delete;
-  ViewArgument& operator=(const ViewArgument&) = delete;
-  ViewArgument& operator=(ViewArgument&&) = delete;
+  Argument() noexcept {}  // NOLINT(modernize-use-equals-default)
+  Argument(const Argument&) = delete;
+  Argument& operator=(const Argument&) = delete;
+  Argument& operator=(Argument&&) = delete;
   /// Takes `other`'s view (a library may return its caster by value), which first takes its
   /// own copy of the DLTensor it read there.
-  ViewArgument(ViewArgument&& other) noexcept : kept_(std::move(other.kept_)) {
+  Argument(Argument&& other) noexcept : kept_(std::move(other.kept_)) {
     storage_.ndim = -1;  // never read: the view taken is independent of it
     if (other.view_) view_.emplace(other.independent());
   }
-  ~ViewArgument() = default;
+  ~Argument() = default;
 
   /// Loads `src`, keeping what the view reads (see hand_over); `keepable` as in import_view.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
@@ -373,14 +382,12 @@ class ViewArgument {
       return true;
     });
   }
-  /// The loaded view, read in place: valid while this argument lives.
+  /// The loaded view, read in place.
   TensorView& get() noexcept { return *view_; }
-  /// The loaded view, to be moved out: what keeps it valid is handed to `park` (see hand_over),
-  /// and it no longer reads this argument's storage. NULL where `park` could not keep it.
+  /// The loaded view, to be moved out: it no longer reads this argument's storage.
   template <class Park>
   TensorView* moved_out(Park&& park) noexcept {
-    if (!hand_over(kept_, park)) return nullptr;
-    return &independent();
+    return hand_over(kept_, park) ? &independent() : nullptr;
   }
 
  private:
@@ -396,16 +403,15 @@ class ViewArgument {
   python::detail::HeldRef kept_;
 };
 
-/// A loaded `TensorAccessor<T, N>` argument as a caster holds it, what it reads kept as
-/// ViewArgument keeps it (see hand_over).
+/// A `TensorAccessor<T, N>` argument (dtype, rank, writability for a mutable T, host memory,
+/// alignment, one address per element for a mutable T), what it reads kept as a view's is.
 template <class T, int N>
-class AccessorArgument {
+class Argument<TensorAccessor<T, N>> {
  public:
-  /// Nothing loaded. User-provided, as ViewArgument's.
-  AccessorArgument() noexcept {}  // NOLINT(modernize-use-equals-default)
-  /// Loads `src` (dtype, rank, writability for a mutable T, host memory, alignment, one
-  /// address per element for a mutable T); `keepable` as in import_view. A declined import is
-  /// released here, before the next overload is tried.
+  /// Nothing loaded. User-provided, as the view's.
+  Argument() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// Loads `src`; `keepable` as in import_view. A declined import is released here, before
+  /// the next overload is tried.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
                        // own sizes and strides
@@ -413,10 +419,9 @@ class AccessorArgument {
     return import_view<use>(src, storage, kept_, keepable,
                             [&](const TensorView& view) { return accessor_of(view, value_); });
   }
-  /// The loaded accessor, read in place: valid while this argument lives.
+  /// The loaded accessor, read in place.
   TensorAccessor<T, N>& get() noexcept { return value_; }
-  /// The loaded accessor, to be moved out: what keeps it valid is handed to `park` (see
-  /// hand_over). NULL where `park` could not keep it.
+  /// The loaded accessor, to be moved out.
   template <class Park>
   TensorAccessor<T, N>* moved_out(Park&& park) noexcept {
     return hand_over(kept_, park) ? &value_ : nullptr;
@@ -426,6 +431,44 @@ class AccessorArgument {
   TensorAccessor<T, N> value_;
   python::detail::HeldRef kept_;
 };
+
+/// A `ManagedTensor` or `LegacyManagedTensor` argument: an owning import, which keeps nothing
+/// else alive.
+template <class DLManaged>
+class Argument<BasicManagedTensor<DLManaged>> {
+ public:
+  /// Loads `src` as import_owned does; `keepable` does not matter (nothing to keep).
+  Loaded load(PyObject* src, bool /*keepable*/) { return import_owned(src, value_); }
+  /// The loaded handle.
+  BasicManagedTensor<DLManaged>& get() noexcept { return value_; }
+  /// The loaded handle, to be moved out: nothing to hand `park`.
+  template <class Park>
+  BasicManagedTensor<DLManaged>* moved_out(Park&& /*park*/) noexcept {
+    return &value_;
+  }
+
+ private:
+  BasicManagedTensor<DLManaged> value_;
+};
+
+/// Fails to compile, saying why, where a bound function returns a `V` that owns nothing (a
+/// caster's `cast`/`from_cpp` for a view or accessor; `U` is what it was given).
+template <class V, class U>
+constexpr void refuse_return() noexcept {
+  static_assert(!std::is_same<V, TensorView>::value || never<U>,
+                "dlpackpp: a bound function cannot return a TensorView (it owns nothing); "
+                "return a ManagedTensor");
+  static_assert(std::is_same<V, TensorView>::value || never<U>,
+                "dlpackpp: a bound function cannot return a TensorAccessor (it owns nothing); "
+                "return a ManagedTensor");
+}
+
+/// Whether V owns its tensor: the one parameter type a bound function may also return.
+template <class V>
+constexpr bool owns_tensor = false;
+/// An owning handle.
+template <class DLManaged>
+constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
 /// a Python exception set on failure, the handle then released.
@@ -632,6 +675,7 @@ DLPACKPP_END_NAMESPACE
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #if defined(__GLIBCXX__) && defined(__linux__)
@@ -660,61 +704,6 @@ inline void translate_errors() noexcept {
   });
 }
 
-/// What a caster keeps of a producer's exception that must propagate (see the file comment).
-/// nanobind's from_python is noexcept, so the exception is kept and thrown when nanobind takes
-/// the value; where it never does (another argument of the same overload did not fit, so
-/// nanobind abandons the overload and destroys the casters), the destructor throws it instead.
-/// nanobind's dispatcher catches it as it catches one thrown while taking the value, so the
-/// interrupt ends the call, unchanged, and no later overload asks the producer again. Never
-/// thrown while another exception unwinds, nor after a container caster asked can_cast()
-/// (nanobind's std::optional, std::variant and list casters are noexcept: there the argument
-/// declines instead, the documented exception).
-class Raised {
- public:
-  /// Nothing kept.
-  Raised() noexcept = default;
-  Raised(const Raised&) = delete;
-  Raised& operator=(const Raised&) = delete;
-  Raised& operator=(Raised&&) = delete;
-  /// Takes what `other` kept (a library may return its caster by value).
-  Raised(Raised&& other) noexcept : error_(std::move(other.error_)), declined_(other.declined_) {
-    other.error_.reset();
-  }
-  /// Throws the kept exception that nanobind never took (see the class comment).
-  ~Raised() noexcept(false) {
-    if (DLPACKPP_UNLIKELY(error_.has_value()) && !declined_ && std::uncaught_exceptions() == 0)
-      rethrow();
-  }
-  /// A loader's answer as from_python returns it. A pending exception: for nb::cast
-  /// (cast_flags::manual) left pending and false, which nb::cast raises; otherwise kept here
-  /// and true, so that nanobind takes the value and rethrow() raises it.
-  bool answer(::dlpackpp::bindings::detail::Loaded loaded, std::uint32_t flags) noexcept {
-    using ::dlpackpp::bindings::detail::Loaded;
-    if (DLPACKPP_LIKELY(loaded != Loaded::raised)) return loaded == Loaded::yes;
-    if ((flags & static_cast<std::uint32_t>(cast_flags::manual)) != 0) return false;
-    error_.emplace();  // takes the pending exception
-    return true;
-  }
-  /// Whether the caster holds a value (no kept exception); a container caster asks this, and
-  /// an exception kept is then dropped with the caster, not thrown.
-  bool empty() const noexcept {
-    declined_ = error_.has_value();
-    return !declined_;
-  }
-  /// Throws the kept exception, if any.
-  void rethrow() {
-    if (DLPACKPP_UNLIKELY(error_.has_value())) {
-      python_error error = std::move(*error_);
-      error_.reset();
-      throw error;
-    }
-  }
-
- private:
-  std::optional<python_error> error_;
-  mutable bool declined_ = false;
-};
-
 /// Runs a caster's `load` for from_python, which must not throw. The one exception that can
 /// pass `guarded` is the forced unwind that ends a daemon thread re-attaching while CPython
 /// shuts down (3.13 and older call pthread_exit there); it has no thread state, nanobind's
@@ -734,70 +723,6 @@ bool without_unwinding(Load&& load) noexcept {
 #endif
 }
 
-/// What the three argument casters share: how nanobind takes the loaded value (moved out, as
-/// NB_TYPE_CASTER does) and the kept producer exception, thrown when it does. `Caster::held()`
-/// is the loaded value, `Caster::held_to_move()` the same to be moved out; `raised_` is what
-/// its from_python answers through.
-template <class Caster, class V>
-class Holding {
- public:
-  /// How nanobind asks for the value.
-  template <typename U>
-  using Cast = movable_cast_t<U>;
-  /// Whether the caster holds a value (not an exception to propagate).
-  template <typename U>
-  bool can_cast() const noexcept {
-    return raised_.empty();
-  }
-  /// The loaded value, as the library asks for a pointer (or the kept exception, thrown).
-  explicit operator V*() { return &take(); }
-  /// The loaded value, as the library asks for a reference (or the kept exception, thrown).
-  explicit operator V&() { return take(); }
-  /// The loaded value, as the library asks for an rvalue (or the kept exception, thrown).
-  explicit operator V&&() {
-    raised_.rethrow();
-    return std::move(static_cast<Caster&>(*this).held_to_move());
-  }
-
-  /// The loaded value to be moved out: the value itself, where the caster holds nothing it
-  /// reads (the TensorView caster says otherwise).
-  V& held_to_move() { return static_cast<Caster&>(*this).held(); }
-
- protected:
-  /// The exception to propagate, if loading kept one.
-  Raised raised_;
-
- private:
-  V& take() {
-    raised_.rethrow();
-    return static_cast<Caster&>(*this).held();
-  }
-};
-
-/// Keeps what a view reads (a consumed capsule holding the tensor) alive on the call's cleanup
-/// list, which steals the reference. Refused without a list, and for nb::cast
-/// (cast_flags::manual), whose list dies before the value is used: the reference is then
-/// released.
-struct Park {
-  /// The caster's flags (nanobind 2.x passes uint8_t, 3.x uint32_t: both fit).
-  std::uint32_t flags;
-  /// The call's cleanup list, or NULL where the caller has none.
-  cleanup_list* cleanup;
-  /// Whether a value moved out can be kept (operator() will not refuse).
-  bool can_keep() const noexcept {
-    return cleanup != nullptr && (flags & static_cast<std::uint32_t>(cast_flags::manual)) == 0;
-  }
-  /// Puts `capsule` (its reference taken) on the list; false where it cannot.
-  bool operator()(PyObject* capsule) const noexcept {
-    if (!can_keep()) {
-      Py_DECREF(capsule);
-      return false;
-    }
-    cleanup->append(capsule);
-    return true;
-  }
-};
-
 /// The parameter name of a TensorView or owning argument, and a returned dlpackpp.Tensor
 /// (nanobind 3 names arguments and results apart; older versions get the argument's name).
 #if NB_VERSION_MAJOR >= 3
@@ -806,82 +731,154 @@ constexpr auto tensor_name = io_name(::dlpackpp::bindings::detail::tensor_argume
 #else
 constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_argument_name);
 #endif
+
+/// The caster of every dlpackpp parameter type V (TensorView, TensorAccessor<T, N>, the owning
+/// handles): it loads a bindings::detail::Argument<V> and hands its value out as nanobind asks
+/// (moved out, as NB_TYPE_CASTER does). A value moved out may outlive the caster, so what it
+/// reads goes on the call's cleanup list (see bindings::detail::hand_over); that list is
+/// refused for nb::cast (cast_flags::manual), whose list dies before the value is used, and
+/// a view that would need it then declines. An owning handle is also returned, as a new
+/// dlpackpp.Tensor; returning a view or an accessor is a compile error.
+///
+/// A producer's exception that must propagate: from_python is noexcept, so it is kept and
+/// thrown when nanobind takes the value; where nanobind never does (another argument of the
+/// same overload did not fit, so it abandons the overload and destroys the casters), the
+/// destructor throws it instead. nanobind's dispatcher catches it as it catches one thrown
+/// while taking the value, so the interrupt ends the call, unchanged, and no later overload
+/// asks the producer again. Never thrown while another exception unwinds, nor after a
+/// container caster asked can_cast() (nanobind's std::optional, std::variant and list casters
+/// are noexcept: there the argument declines instead, the documented exception).
+template <class V>
+class Caster {
+ public:
+  /// The C++ type this caster produces.
+  using Value = V;
+  /// How nanobind asks for the value.
+  template <typename U>
+  using Cast = movable_cast_t<U>;
+
+  /// An empty caster. User-provided: the library value-initializes its casters, which would
+  /// otherwise zero the whole argument (a view's storage, an accessor) on every call.
+  Caster() noexcept {}  // NOLINT(modernize-use-equals-default)
+  Caster(const Caster&) = delete;
+  Caster& operator=(const Caster&) = delete;
+  Caster& operator=(Caster&&) = delete;
+  /// Takes what `other` holds (a library may return its caster by value).
+  Caster(Caster&& other) noexcept
+      : argument_(std::move(other.argument_)),
+        error_(std::move(other.error_)),
+        flags_(other.flags_),
+        cleanup_(other.cleanup_),
+        declined_(other.declined_) {
+    other.error_.reset();
+  }
+  /// Throws the kept exception that nanobind never took (see the class comment).
+  ~Caster() noexcept(false) {
+    if (DLPACKPP_UNLIKELY(error_.has_value()) && !declined_ && std::uncaught_exceptions() == 0)
+      rethrow();
+  }
+
+  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
+  bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
+    translate_errors();
+    flags_ = flags;
+    cleanup_ = cleanup;
+    return without_unwinding([&] { return answer(argument_.load(src.ptr(), can_keep())); });
+  }
+
+  /// A new dlpackpp.Tensor owning `src` (an owning handle, moved in); NULL with a Python
+  /// exception set on failure.
+  template <class U>
+  static handle from_cpp(U&& src, rv_policy /*policy*/, cleanup_list* /*cleanup*/) noexcept {
+    if constexpr (::dlpackpp::bindings::detail::owns_tensor<V>) {
+      static_assert(!std::is_lvalue_reference<U>::value,
+                    "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
+      translate_errors();
+      return ::dlpackpp::bindings::detail::to_result(std::move(src));
+    } else {
+      ::dlpackpp::bindings::detail::refuse_return<V, U>();
+      return {};
+    }
+  }
+
+  /// Whether the caster holds a value (no kept exception); a container caster asks this, and
+  /// an exception kept is then dropped with the caster, not thrown.
+  template <typename U>
+  bool can_cast() const noexcept {
+    declined_ = error_.has_value();
+    return !declined_;
+  }
+  /// The loaded value, read in place (or the kept exception, thrown).
+  explicit operator V*() { return &take(); }
+  /// The loaded value, read in place (or the kept exception, thrown).
+  explicit operator V&() { return take(); }
+  /// The loaded value, moved out (or the kept exception, thrown). Never NULL here: load
+  /// declined a value that needed keeping where nothing could keep it.
+  explicit operator V&&() {
+    rethrow();
+    return std::move(*argument_.moved_out([this](PyObject* kept) { return park(kept); }));
+  }
+
+ private:
+  // The loader's answer as from_python returns it. A pending exception: for nb::cast
+  // (cast_flags::manual) left pending and false, which nb::cast raises; otherwise kept here
+  // and true, so that nanobind takes the value and rethrow() raises it.
+  bool answer(::dlpackpp::bindings::detail::Loaded loaded) noexcept {
+    using ::dlpackpp::bindings::detail::Loaded;
+    if (DLPACKPP_LIKELY(loaded != Loaded::raised)) return loaded == Loaded::yes;
+    if (manual()) return false;
+    error_.emplace();  // takes the pending exception
+    return true;
+  }
+  void rethrow() {
+    if (DLPACKPP_UNLIKELY(error_.has_value())) {
+      python_error error = std::move(*error_);
+      error_.reset();
+      throw error;
+    }
+  }
+  V& take() {
+    rethrow();
+    return argument_.get();
+  }
+  bool manual() const noexcept {
+    return (flags_ & static_cast<std::uint32_t>(cast_flags::manual)) != 0;
+  }
+  // Whether a value moved out can be kept on the call's cleanup list (park will not refuse).
+  bool can_keep() const noexcept { return cleanup_ != nullptr && !manual(); }
+  // Puts `capsule` (its reference taken) on the cleanup list; false where it cannot.
+  bool park(PyObject* capsule) const noexcept {
+    if (!can_keep()) {
+      Py_DECREF(capsule);
+      return false;
+    }
+    cleanup_->append(capsule);
+    return true;
+  }
+
+  ::dlpackpp::bindings::detail::Argument<V> argument_;
+  std::optional<python_error> error_;  // the producer's exception to propagate, if any
+  std::uint32_t flags_ = 0;            // nanobind 2.x passes uint8_t, 3.x uint32_t: both fit
+  cleanup_list* cleanup_ = nullptr;
+  mutable bool declined_ = false;  // a container asked can_cast() with an exception kept
+};
 }  // namespace dlpackpp_caster
 
 /// `TensorView` arguments, through the borrow engine (python::try_borrow_view): a view that
 /// may be written only where the producer says so.
-/// Hand-written because a TensorView has no empty state for NB_TYPE_CASTER's default-constructed
-/// value.
 template <>
-struct type_caster<::dlpackpp::TensorView>
-    : dlpackpp_caster::Holding<type_caster<::dlpackpp::TensorView>, ::dlpackpp::TensorView> {
-  /// An empty caster. User-provided: the library value-initializes its casters, which would
-  /// otherwise zero the whole view argument (its storage, the optional view) on every call.
-  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
-  /// The C++ type this caster produces.
-  using Value = ::dlpackpp::TensorView;
+struct type_caster<::dlpackpp::TensorView> : dlpackpp_caster::Caster<::dlpackpp::TensorView> {
   /// What the signature says the parameter takes.
   static constexpr auto Name = dlpackpp_caster::tensor_name;
-
-  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
-  bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
-    dlpackpp_caster::translate_errors();
-    park_ = dlpackpp_caster::Park{flags, cleanup};
-    return dlpackpp_caster::without_unwinding(
-        [&] { return this->raised_.answer(view_.load(src.ptr(), park_.can_keep()), flags); });
-  }
-
-  /// Refused at compile time: a borrowed value cannot be returned.
-  template <class U>
-  static handle from_cpp(U&&, rv_policy, cleanup_list*) noexcept {
-    static_assert(::dlpackpp::bindings::detail::never<U>,
-                  "dlpackpp: a bound function cannot return a TensorView (it owns nothing); "
-                  "return a ManagedTensor");
-    return {};
-  }
-
-  /// The loaded view (Holding hands it out), read in place.
-  Value& held() { return view_.get(); }
-  /// The loaded view as Holding moves it out: what it reads goes on the call's cleanup list,
-  /// since it may outlive this caster (load declined a view it could not keep).
-  Value& held_to_move() { return *view_.moved_out(park_); }
-
- private:
-  ::dlpackpp::bindings::detail::ViewArgument view_;
-  dlpackpp_caster::Park park_;
 };
 
 /// `ManagedTensor` and `LegacyManagedTensor` arguments (owning import, as
 /// python::from_dlpack) and return values (a new dlpackpp.Tensor).
 template <class DLManaged>
 struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>>
-    : dlpackpp_caster::Holding<type_caster<::dlpackpp::BasicManagedTensor<DLManaged>>,
-                               ::dlpackpp::BasicManagedTensor<DLManaged>> {
-  /// The handle type this caster produces.
-  using Value = ::dlpackpp::BasicManagedTensor<DLManaged>;
+    : dlpackpp_caster::Caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
   /// What the signature says the parameter takes.
   static constexpr auto Name = dlpackpp_caster::tensor_name;
-
-  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
-  bool from_python(handle src, std::uint32_t flags, cleanup_list* /*cleanup*/) noexcept {
-    dlpackpp_caster::translate_errors();
-    return dlpackpp_caster::without_unwinding([&] {
-      return this->raised_.answer(::dlpackpp::bindings::detail::import_owned(src.ptr(), value),
-                                  flags);
-    });
-  }
-
-  /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
-  static handle from_cpp(Value&& src, rv_policy /*policy*/, cleanup_list* /*cleanup*/) noexcept {
-    dlpackpp_caster::translate_errors();
-    return ::dlpackpp::bindings::detail::to_result(std::move(src));
-  }
-
-  /// The loaded handle (Holding hands it out).
-  Value& held() { return value; }
-
-  /// The loaded handle.
-  Value value;
 };
 
 /// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability and one
@@ -889,45 +886,10 @@ struct type_caster<::dlpackpp::BasicManagedTensor<DLManaged>>
 /// mutable T asks for a writable view).
 template <class T, int N>
 struct type_caster<::dlpackpp::TensorAccessor<T, N>>
-    : dlpackpp_caster::Holding<type_caster<::dlpackpp::TensorAccessor<T, N>>,
-                               ::dlpackpp::TensorAccessor<T, N>> {
-  /// The accessor type this caster produces.
-  using Value = ::dlpackpp::TensorAccessor<T, N>;
+    : dlpackpp_caster::Caster<::dlpackpp::TensorAccessor<T, N>> {
   /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
-  using AccessorName = ::dlpackpp::bindings::detail::AccessorName<T, N>;
-  /// What the signature says the parameter takes.
-  static constexpr auto Name = const_name(AccessorName::text.data);
-
-  /// An empty caster. User-provided: the library value-initializes its casters, which would
-  /// otherwise zero the whole accessor argument on every call.
-  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
-
-  /// Loads `src`, or declines (false, nothing pending); an exception to propagate is kept.
-  bool from_python(handle src, std::uint32_t flags, cleanup_list* cleanup) noexcept {
-    dlpackpp_caster::translate_errors();
-    park_ = dlpackpp_caster::Park{flags, cleanup};
-    return dlpackpp_caster::without_unwinding(
-        [&] { return this->raised_.answer(accessor_.load(src.ptr(), park_.can_keep()), flags); });
-  }
-
-  /// Refused at compile time: a borrowed value cannot be returned.
-  template <class U>
-  static handle from_cpp(U&&, rv_policy, cleanup_list*) noexcept {
-    static_assert(::dlpackpp::bindings::detail::never<U>,
-                  "dlpackpp: a bound function cannot return a TensorAccessor (it owns "
-                  "nothing); return a ManagedTensor");
-    return {};
-  }
-
-  /// The loaded accessor (Holding hands it out), read in place.
-  Value& held() { return accessor_.get(); }
-  /// The loaded accessor as Holding moves it out: what it reads goes on the call's cleanup
-  /// list, since it may outlive this caster (load declined an accessor it could not keep).
-  Value& held_to_move() { return *accessor_.moved_out(park_); }
-
- private:
-  ::dlpackpp::bindings::detail::AccessorArgument<T, N> accessor_;
-  dlpackpp_caster::Park park_;
+  static constexpr auto Name =
+      const_name(::dlpackpp::bindings::detail::AccessorName<T, N>::text.data);
 };
 
 NAMESPACE_END(detail)

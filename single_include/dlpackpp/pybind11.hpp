@@ -340,24 +340,33 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
   return false;
 }
 
-/// A loaded `TensorView` argument as a caster holds it. A view borrowed through the exchange
-/// table reads the DLTensor kept here in place (no copy of it, as python::try_borrow), valid
-/// while the caster lives; a view moved out first takes its own copy (see hand_over for when).
-class ViewArgument {
+/// A caster's argument of type V, the one interface both libraries' casters hold: `load(src,
+/// keepable)` answers Loaded; `get()` is the value read in place, valid while the argument
+/// lives; `moved_out(park)` is the value to be moved out, what keeps it valid handed to `park`
+/// first (see hand_over; NULL where `park` could not keep it). Defined for TensorView,
+/// TensorAccessor<T, N> and the owning handles below.
+template <class V>
+class Argument;
+
+/// A `TensorView` argument. A view borrowed through the exchange table reads the DLTensor kept
+/// here in place (no copy of it, as python::try_borrow), valid while the argument lives; a
+/// view moved out first takes its own copy.
+template <>
+class Argument<TensorView> {
  public:
   /// Nothing loaded. User-provided: the binding libraries value-initialize their casters,
   /// which would otherwise zero the storage and the whole optional view on every call.
-  ViewArgument() noexcept {}  // NOLINT(modernize-use-equals-default)
-  ViewArgument(const ViewArgument&) = delete;
-  ViewArgument& operator=(const ViewArgument&) = delete;
-  ViewArgument& operator=(ViewArgument&&) = delete;
+  Argument() noexcept {}  // NOLINT(modernize-use-equals-default)
+  Argument(const Argument&) = delete;
+  Argument& operator=(const Argument&) = delete;
+  Argument& operator=(Argument&&) = delete;
   /// Takes `other`'s view (a library may return its caster by value), which first takes its
   /// own copy of the DLTensor it read there.
-  ViewArgument(ViewArgument&& other) noexcept : kept_(std::move(other.kept_)) {
+  Argument(Argument&& other) noexcept : kept_(std::move(other.kept_)) {
     storage_.ndim = -1;  // never read: the view taken is independent of it
     if (other.view_) view_.emplace(other.independent());
   }
-  ~ViewArgument() = default;
+  ~Argument() = default;
 
   /// Loads `src`, keeping what the view reads (see hand_over); `keepable` as in import_view.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
@@ -367,14 +376,12 @@ class ViewArgument {
       return true;
     });
   }
-  /// The loaded view, read in place: valid while this argument lives.
+  /// The loaded view, read in place.
   TensorView& get() noexcept { return *view_; }
-  /// The loaded view, to be moved out: what keeps it valid is handed to `park` (see hand_over),
-  /// and it no longer reads this argument's storage. NULL where `park` could not keep it.
+  /// The loaded view, to be moved out: it no longer reads this argument's storage.
   template <class Park>
   TensorView* moved_out(Park&& park) noexcept {
-    if (!hand_over(kept_, park)) return nullptr;
-    return &independent();
+    return hand_over(kept_, park) ? &independent() : nullptr;
   }
 
  private:
@@ -390,16 +397,15 @@ class ViewArgument {
   python::detail::HeldRef kept_;
 };
 
-/// A loaded `TensorAccessor<T, N>` argument as a caster holds it, what it reads kept as
-/// ViewArgument keeps it (see hand_over).
+/// A `TensorAccessor<T, N>` argument (dtype, rank, writability for a mutable T, host memory,
+/// alignment, one address per element for a mutable T), what it reads kept as a view's is.
 template <class T, int N>
-class AccessorArgument {
+class Argument<TensorAccessor<T, N>> {
  public:
-  /// Nothing loaded. User-provided, as ViewArgument's.
-  AccessorArgument() noexcept {}  // NOLINT(modernize-use-equals-default)
-  /// Loads `src` (dtype, rank, writability for a mutable T, host memory, alignment, one
-  /// address per element for a mutable T); `keepable` as in import_view. A declined import is
-  /// released here, before the next overload is tried.
+  /// Nothing loaded. User-provided, as the view's.
+  Argument() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// Loads `src`; `keepable` as in import_view. A declined import is released here, before
+  /// the next overload is tried.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
                        // own sizes and strides
@@ -407,10 +413,9 @@ class AccessorArgument {
     return import_view<use>(src, storage, kept_, keepable,
                             [&](const TensorView& view) { return accessor_of(view, value_); });
   }
-  /// The loaded accessor, read in place: valid while this argument lives.
+  /// The loaded accessor, read in place.
   TensorAccessor<T, N>& get() noexcept { return value_; }
-  /// The loaded accessor, to be moved out: what keeps it valid is handed to `park` (see
-  /// hand_over). NULL where `park` could not keep it.
+  /// The loaded accessor, to be moved out.
   template <class Park>
   TensorAccessor<T, N>* moved_out(Park&& park) noexcept {
     return hand_over(kept_, park) ? &value_ : nullptr;
@@ -420,6 +425,44 @@ class AccessorArgument {
   TensorAccessor<T, N> value_;
   python::detail::HeldRef kept_;
 };
+
+/// A `ManagedTensor` or `LegacyManagedTensor` argument: an owning import, which keeps nothing
+/// else alive.
+template <class DLManaged>
+class Argument<BasicManagedTensor<DLManaged>> {
+ public:
+  /// Loads `src` as import_owned does; `keepable` does not matter (nothing to keep).
+  Loaded load(PyObject* src, bool /*keepable*/) { return import_owned(src, value_); }
+  /// The loaded handle.
+  BasicManagedTensor<DLManaged>& get() noexcept { return value_; }
+  /// The loaded handle, to be moved out: nothing to hand `park`.
+  template <class Park>
+  BasicManagedTensor<DLManaged>* moved_out(Park&& /*park*/) noexcept {
+    return &value_;
+  }
+
+ private:
+  BasicManagedTensor<DLManaged> value_;
+};
+
+/// Fails to compile, saying why, where a bound function returns a `V` that owns nothing (a
+/// caster's `cast`/`from_cpp` for a view or accessor; `U` is what it was given).
+template <class V, class U>
+constexpr void refuse_return() noexcept {
+  static_assert(!std::is_same<V, TensorView>::value || never<U>,
+                "dlpackpp: a bound function cannot return a TensorView (it owns nothing); "
+                "return a ManagedTensor");
+  static_assert(std::is_same<V, TensorView>::value || never<U>,
+                "dlpackpp: a bound function cannot return a TensorAccessor (it owns nothing); "
+                "return a ManagedTensor");
+}
+
+/// Whether V owns its tensor: the one parameter type a bound function may also return.
+template <class V>
+constexpr bool owns_tensor = false;
+/// An owning handle.
+template <class DLManaged>
+constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
 /// a Python exception set on failure, the handle then released.
@@ -625,6 +668,7 @@ DLPACKPP_END_NAMESPACE
 
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace pybind11 {
@@ -707,113 +751,86 @@ constexpr auto tensor_name = io_name(::dlpackpp::bindings::detail::tensor_argume
 #else
 constexpr auto tensor_name = const_name(::dlpackpp::bindings::detail::tensor_argument_name);
 #endif
-}  // namespace dlpackpp_caster
 
-/// `TensorView` arguments, through the borrow engine (python::try_borrow_view): a view that
-/// may be written only where the producer says so.
-/// Hand-written because a TensorView has no empty state for PYBIND11_TYPE_CASTER's
-/// default-constructed value.
-template <>
-class type_caster<::dlpackpp::TensorView> {
+/// The caster of every dlpackpp parameter type V (TensorView, TensorAccessor<T, N>, the owning
+/// handles): it loads a bindings::detail::Argument<V> and hands its value out as pybind11 asks.
+/// A pointer or reference reads it in place; an rvalue (a `V` parameter, or one inside
+/// `std::optional`/`std::variant`/a list, whose caster dies before the call) is independent of
+/// the caster, what it reads kept by the call (see bindings::detail::hand_over). An owning
+/// handle is also returned, as a new dlpackpp.Tensor; returning a view or an accessor is a
+/// compile error.
+template <class V>
+class Caster {
  public:
   /// An empty caster. User-provided: the library value-initializes its casters, which would
-  /// otherwise zero the whole view argument (its storage, the optional view) on every call.
-  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
-  /// What the signature says the parameter takes.
-  static constexpr auto name = dlpackpp_caster::tensor_name;
+  /// otherwise zero the whole argument (a view's storage, an accessor) on every call.
+  Caster() noexcept {}  // NOLINT(modernize-use-equals-default)
 
   /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
   bool load(handle src, bool /*convert*/) {
-    dlpackpp_caster::translate_errors();
-    return dlpackpp_caster::loaded(view_.load(src.ptr(), true));
+    translate_errors();
+    return loaded(argument_.load(src.ptr(), true));
   }
 
-  /// Refused at compile time: a borrowed value cannot be returned.
+  /// A new dlpackpp.Tensor owning `src` (an owning handle, moved in); NULL with a Python
+  /// exception set on failure.
   template <class U>
-  static handle cast(U&&, return_value_policy, handle) {
-    static_assert(::dlpackpp::bindings::detail::never<U>,
-                  "dlpackpp: a bound function cannot return a TensorView (it owns nothing); "
-                  "return a ManagedTensor");
-    return {};
+  static handle cast(U&& src, return_value_policy /*policy*/, handle /*parent*/) {
+    if constexpr (::dlpackpp::bindings::detail::owns_tensor<V>) {
+      static_assert(!std::is_lvalue_reference<U>::value,
+                    "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
+      translate_errors();
+      return ::dlpackpp::bindings::detail::to_result(std::move(src));
+    } else {
+      ::dlpackpp::bindings::detail::refuse_return<V, U>();
+      return {};
+    }
   }
 
-  /// The loaded view, as the library asks for it: a pointer or reference reads it in place,
-  /// an rvalue is independent of this caster, which may die first (see
-  /// bindings::detail::hand_over).
-  operator ::dlpackpp::TensorView*() { return &view_.get(); }
-  operator ::dlpackpp::TensorView&() { return view_.get(); }
-  operator ::dlpackpp::TensorView&&() && { return std::move(dlpackpp_caster::moved_out(view_)); }
+  /// The loaded value, read in place.
+  operator V*() { return &argument_.get(); }
+  /// The loaded value, read in place.
+  operator V&() { return argument_.get(); }
+  /// The loaded value, moved out (see the class comment).
+  operator V&&() && { return std::move(moved_out(argument_)); }
   /// How pybind11 asks for the value (moved out, as PYBIND11_TYPE_CASTER does).
   template <class T>
   using cast_op_type = movable_cast_op_type<T>;
 
  private:
-  ::dlpackpp::bindings::detail::ViewArgument view_;
+  ::dlpackpp::bindings::detail::Argument<V> argument_;
+};
+}  // namespace dlpackpp_caster
+
+/// `TensorView` arguments, through the borrow engine (python::try_borrow_view): a view that
+/// may be written only where the producer says so.
+template <>
+class type_caster<::dlpackpp::TensorView> : public dlpackpp_caster::Caster<::dlpackpp::TensorView> {
+ public:
+  /// What the signature says the parameter takes.
+  static constexpr auto name = dlpackpp_caster::tensor_name;
 };
 
 /// `ManagedTensor` and `LegacyManagedTensor` arguments (owning import, as
 /// python::from_dlpack) and return values (a new dlpackpp.Tensor).
 template <class DLManaged>
-class type_caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
-  using Handle = ::dlpackpp::BasicManagedTensor<DLManaged>;
-
+class type_caster<::dlpackpp::BasicManagedTensor<DLManaged>>
+    : public dlpackpp_caster::Caster<::dlpackpp::BasicManagedTensor<DLManaged>> {
  public:
-  PYBIND11_TYPE_CASTER(Handle, dlpackpp_caster::tensor_name);
-
-  /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
-  bool load(handle src, bool /*convert*/) {
-    dlpackpp_caster::translate_errors();
-    return dlpackpp_caster::loaded(::dlpackpp::bindings::detail::import_owned(src.ptr(), value));
-  }
-
-  /// A new dlpackpp.Tensor owning `src`; NULL with a Python exception set on failure.
-  static handle cast(Handle&& src, return_value_policy /*policy*/, handle /*parent*/) {
-    dlpackpp_caster::translate_errors();
-    return ::dlpackpp::bindings::detail::to_result(std::move(src));
-  }
+  /// What the signature says the parameter takes.
+  static constexpr auto name = dlpackpp_caster::tensor_name;
 };
 
 /// `TensorAccessor<T, N>` arguments: dtype, rank and (for a mutable T) writability and one
 /// address per element checked, host-accessible memory only, through the borrow engine (a
 /// mutable T asks for a writable view).
 template <class T, int N>
-class type_caster<::dlpackpp::TensorAccessor<T, N>> {
-  using Accessor = ::dlpackpp::TensorAccessor<T, N>;
-  using Name = ::dlpackpp::bindings::detail::AccessorName<T, N>;
-
+class type_caster<::dlpackpp::TensorAccessor<T, N>>
+    : public dlpackpp_caster::Caster<::dlpackpp::TensorAccessor<T, N>> {
  public:
-  /// An empty caster. User-provided: the library value-initializes its casters, which would
-  /// otherwise zero the whole accessor argument on every call.
-  type_caster() noexcept {}  // NOLINT(modernize-use-equals-default)
-  /// What the signature says the parameter takes.
-  static constexpr auto name = const_name(Name::text.data);
-
-  /// Loads `src`, declines (false, nothing pending), or throws what the producer raised.
-  bool load(handle src, bool /*convert*/) {
-    dlpackpp_caster::translate_errors();
-    return dlpackpp_caster::loaded(accessor_.load(src.ptr(), true));
-  }
-
-  /// Refused at compile time: a borrowed value cannot be returned.
-  template <class U>
-  static handle cast(U&&, return_value_policy, handle) {
-    static_assert(::dlpackpp::bindings::detail::never<U>,
-                  "dlpackpp: a bound function cannot return a TensorAccessor (it owns "
-                  "nothing); return a ManagedTensor");
-    return {};
-  }
-
-  /// The loaded accessor, as the library asks for it: a pointer or reference reads it in
-  /// place, an rvalue may outlive this caster (see bindings::detail::hand_over).
-  operator Accessor*() { return &accessor_.get(); }
-  operator Accessor&() { return accessor_.get(); }
-  operator Accessor&&() && { return std::move(dlpackpp_caster::moved_out(accessor_)); }
-  /// How pybind11 asks for the value (moved out, as PYBIND11_TYPE_CASTER does).
-  template <class U>
-  using cast_op_type = movable_cast_op_type<U>;
-
- private:
-  ::dlpackpp::bindings::detail::AccessorArgument<T, N> accessor_;
+  /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
+  static constexpr auto name =
+      const_name(::dlpackpp::bindings::detail::AccessorName<T, N>::text.data);
 };
 
 }  // namespace detail

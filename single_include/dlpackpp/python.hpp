@@ -95,6 +95,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
@@ -116,6 +117,10 @@ struct RaisedError {
   bool empty() const noexcept { return exc == nullptr; }
   PyObject* value() const noexcept { return exc; }
   PyObject* traceback() const noexcept { return PyException_GetTraceback(exc); }  // new ref
+  /// The exception (a new reference; its __traceback__ complete), this holder left empty.
+  PyObject* take() noexcept { return std::exchange(exc, nullptr); }
+  /// Makes `taken` (a reference from take(), stolen) the pending exception.
+  static void raise(PyObject* taken) noexcept { PyErr_SetRaisedException(taken); }
 #else
   PyObject* type = nullptr;
   PyObject* val = nullptr;
@@ -140,6 +145,17 @@ struct RaisedError {
   PyObject* traceback() const noexcept {  // new ref
     Py_XINCREF(tb);
     return tb;
+  }
+  PyObject* take() noexcept {
+    if (tb != nullptr) PyException_SetTraceback(val, tb);
+    Py_CLEAR(type);
+    Py_CLEAR(tb);
+    return std::exchange(val, nullptr);
+  }
+  static void raise(PyObject* taken) noexcept {
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(taken));
+    Py_INCREF(type);
+    PyErr_Restore(type, taken, PyException_GetTraceback(taken));
   }
 #endif
 };
@@ -182,12 +198,7 @@ inline bool is_stashed(const Error& error) noexcept {
 // The stashed exception's value, borrowed from the thread state's dict, or NULL.
 inline PyObject* stashed_value() noexcept {
   PyObject* dict = PyThreadState_GetDict();
-  PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
-#if PY_VERSION_HEX >= 0x030C0000
-  return kept;
-#else
-  return kept != nullptr ? PyTuple_GetItem(kept, 1) : nullptr;
-#endif
+  return dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
 }
 
 // Keeps `raised` (its references taken) as the stashed exception for `error`; where the thread
@@ -195,14 +206,7 @@ inline PyObject* stashed_value() noexcept {
 inline void stash(const Error& error, RaisedError& raised) noexcept {
   stashed_error() = error;
   PyObject* dict = PyThreadState_GetDict();
-#if PY_VERSION_HEX >= 0x030C0000
-  PyObject* kept = raised.exc;
-  raised.exc = nullptr;
-#else
-  PyObject* kept = PyTuple_Pack(3, raised.type, raised.val != nullptr ? raised.val : Py_None,
-                                raised.tb != nullptr ? raised.tb : Py_None);
-  raised.clear();
-#endif
+  PyObject* kept = raised.take();
   if (dict == nullptr || kept == nullptr || PyDict_SetItemString(dict, stash_key, kept) != 0) {
     stashed_error().reset();
     PyErr_Clear();
@@ -227,19 +231,8 @@ inline bool restore_stash() noexcept {
   PyObject* dict = PyThreadState_GetDict();
   PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
   if (kept == nullptr) return false;
-#if PY_VERSION_HEX >= 0x030C0000
   Py_INCREF(kept);
-  PyErr_SetRaisedException(kept);
-#else
-  PyObject* type = PyTuple_GetItem(kept, 0);
-  PyObject* val = PyTuple_GetItem(kept, 1);
-  PyObject* tb = PyTuple_GetItem(kept, 2);
-  if (tb == Py_None) tb = nullptr;
-  Py_INCREF(type);
-  Py_INCREF(val);
-  Py_XINCREF(tb);
-  PyErr_Restore(type, val, tb);
-#endif
+  RaisedError::raise(kept);
   RaisedError pending;
   pending.fetch();
   if (PyDict_DelItemString(dict, stash_key) != 0) PyErr_Clear();
@@ -435,6 +428,10 @@ DLPACKPP_END_NAMESPACE
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
+
+/// Whether several threads may run Python code at once (DLPACKPP_DETAIL_PY_FREE_THREADED), for
+/// `if constexpr` where both branches compile on every build.
+inline constexpr bool free_threaded = DLPACKPP_DETAIL_PY_FREE_THREADED != 0;
 
 /// The order of a read of state another thread may publish: acquire without the GIL, relaxed
 /// (a plain load) with it, where the GIL orders every access.
@@ -1115,6 +1112,7 @@ struct TypeTable {
   TypeEntry types[slots];
   int type_count = 0;
   int next_evict = 0;
+  int hint = 0;  ///< the slot the last lookup found (only a hint: checked against the type)
 };
 
 /// One per interpreter (see the file comment).
@@ -1129,14 +1127,18 @@ struct Internals {
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
   PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask (all made up front)
-#if !DLPACKPP_DETAIL_PY_FREE_THREADED
-  TypeTable table;  ///< without the GIL each thread has its own (type_cache.hpp)
-#endif
+  TypeTable table;  ///< with the GIL; without it each thread has its own (type_cache.hpp)
 };
 
-// The last interpreter's block, for a pointer compare instead of a dict lookup. One pointer,
-// read and written atomically (relaxed where the GIL orders everything): a thread never sees a
-// block paired with another interpreter, because the interpreter is read from the block.
+// The last interpreter's block, for a pointer compare instead of a dict lookup.
+// What it buys: without it every call looks the block up in the interpreter's dict by a C
+// string, 790 instructions more per import (an exchange-table borrow 289 -> 1,082, a NumPy 2
+// owning import 1,232 -> 2,023; bench_python_icount_guard).
+// What it relies on: one pointer, read and written atomically (relaxed where the GIL orders
+// everything), so a thread never sees a block paired with another interpreter, because the
+// interpreter is read from the block; a block lives as long as its interpreter's dict, and
+// destroy_internals clears the pointer before freeing it; without an interpreter identity
+// (the limited API before 3.9) nothing is cached.
 inline std::atomic<Internals*>& cached_internals() noexcept {
   static std::atomic<Internals*> cached{nullptr};
   return cached;
@@ -1157,9 +1159,7 @@ inline void destroy_internals(PyObject* capsule) {
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
-#if !DLPACKPP_DETAIL_PY_FREE_THREADED
   for (int i = 0; i < in->table.type_count; ++i) Py_XDECREF(in->table.types[i].type);
-#endif
   delete in;
 }
 
@@ -1168,7 +1168,7 @@ inline void destroy_internals(PyObject* capsule) {
 #define DLPACKPP_DETAIL_PY_STR2(x) #x
 #define DLPACKPP_DETAIL_PY_STR(x) DLPACKPP_DETAIL_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_5__";
+    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_6__";
 #undef DLPACKPP_DETAIL_PY_STR
 #undef DLPACKPP_DETAIL_PY_STR2
 
@@ -1335,10 +1335,24 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// What import knows about a producer type, cached per interpreter (16 entries, each holding
 /// a strong reference to its type): its exchange table, whether it speaks only the legacy
-/// protocol, whether it has `requires_grad`. Without the GIL the table is per thread as well
-/// (see thread_table), so that no lock is taken on the per-tensor path and no thread evicts
-/// an entry another is reading. And how an import finds the type's `__dlpack__`: in CPython's
-/// own type cache (dlpack_method), where calling it directly is exactly `obj.__dlpack__`.
+/// protocol, whether it has `requires_grad`. And how an import finds the type's `__dlpack__`:
+/// in CPython's own type cache (dlpack_method), where calling it directly is exactly
+/// `obj.__dlpack__`.
+///
+/// What the table buys: the two attribute lookups on the type (its exchange table, and
+/// `requires_grad` for a type with one) happen once per type instead of once per import.
+/// Asked on every call, with PyObject_GetAttr as add_type asks, they cost 3,176 instructions
+/// more per NumPy 2 borrow and 3,388 per exchange-table borrow (289 with the table: 12.7x),
+/// since a missing attribute is an AttributeError made and cleared (bench_python_icount_guard,
+/// benchmarks/README.md). And the contract's "a legacy producer costs one failed call per
+/// type, not per import" needs a place per type to remember it.
+///
+/// What it relies on: an entry holds a strong reference to its type, so no other type can
+/// take its address while it is cached; a type's exchange table and `requires_grad` do not
+/// change after the first import (a table is a static of the producer); the hint is only a
+/// hint, checked against the type. Without the GIL the table is per thread as well (table_of),
+/// so that no lock is taken on the per-tensor path and no thread evicts an entry another is
+/// reading.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
 
@@ -1389,16 +1403,10 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 // afresh, and safe without the GIL. It replaced a private per-type copy of the method, which
 // saved 42 instructions per import, 3.5% (benchmarks/python_compare/README.md, "Finding
 // `__dlpack__`"): under the 10% that would justify the copy's version-tag rules.
-#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 1
-#else
-#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 0
-#endif
-
 // The type's `__dlpack__` to be called with `obj` first (see above): a new reference, or NULL
 // (nothing raised) where the call must go through the name.
 inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
   PyTypeObject* tp = Py_TYPE(obj);
   bool has_dict = tp->tp_dictoffset != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
@@ -1423,17 +1431,15 @@ inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
 #endif
 }
 
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
 // Without the GIL: this thread's table for one interpreter (by its id, which CPython never
-// reuses), and its hint. Nothing in it is shared, so it needs no lock and no atomics; what one
-// thread learns (a table, a legacy producer) another learns again, once per type. At thread
-// exit its references are dropped with release_reference (the GIL taken only while shutdown
-// cannot start; leaked otherwise): for the main interpreter only, the one PyGILState serves.
-// A sub-interpreter's table is leaked instead, as is one left when the thread moves to another
-// interpreter: that interpreter may be gone.
+// reuses). Nothing in it is shared, so it needs no lock and no atomics; what one thread learns
+// (a table, a legacy producer) another learns again, once per type. At thread exit its
+// references are dropped with release_reference (the GIL taken only while shutdown cannot
+// start; leaked otherwise): for the main interpreter only, the one PyGILState serves. A
+// sub-interpreter's table is leaked instead, as is one left when the thread moves to another
+// interpreter: that interpreter may be gone. Unused with the GIL.
 struct ThreadTypeTable {
   std::int64_t interp_id = -1;
-  int hint = 0;
   TypeTable table;
   ThreadTypeTable() = default;
   ThreadTypeTable(const ThreadTypeTable&) = delete;
@@ -1443,50 +1449,28 @@ struct ThreadTypeTable {
     for (int i = 0; i < table.type_count; ++i) release_reference(table.types[i].type);
   }
 };
-inline ThreadTypeTable& thread_table() noexcept {
-  static thread_local ThreadTypeTable mine;
-  return mine;
-}
-#endif
 
 /// The table `in`'s interpreter keeps for this thread: the interpreter's own with the GIL.
 inline TypeTable& table_of(Internals& in) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  ThreadTypeTable& mine = thread_table();
-  if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
-    ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
-    mine.interp_id = in.interp_id;
-    mine.hint = 0;
+  if constexpr (free_threaded) {
+    static thread_local ThreadTypeTable mine;
+    if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
+      ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
+      mine.interp_id = in.interp_id;
+    }
+    return mine.table;
+  } else {
+    return in.table;
   }
-  return mine.table;
-#else
-  return in.table;
-#endif
-}
-
-// The slot the last lookup found: a module calling with one producer type again and again
-// (the common case) then skips the scan. Only a hint, checked against the slot's type, so with
-// the GIL one per process is right for any interpreter's table and needs no room in the shared
-// Internals; without it, one per thread beside the thread's table.
-inline int& last_found_slot(TypeTable& table) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  static_cast<void>(table);
-  return thread_table().hint;
-#else
-  static_cast<void>(table);
-  static int slot = 0;
-  return slot;
-#endif
 }
 
 /// `type`'s entry if it is cached, else NULL; never calls into Python.
 inline TypeEntry* cached_type(Internals& in, PyObject* type) noexcept {
   TypeTable& table = table_of(in);
-  int& hint = last_found_slot(table);
-  if (DLPACKPP_LIKELY(table.types[hint].type == type)) return &table.types[hint];
+  if (DLPACKPP_LIKELY(table.types[table.hint].type == type)) return &table.types[table.hint];
   for (int i = 0; i < table.type_count; ++i) {
     if (table.types[i].type == type) {
-      hint = i;
+      table.hint = i;
       return &table.types[i];
     }
   }
@@ -1506,9 +1490,7 @@ DLPACKPP_COLD inline bool lookup_grad(Internals& in, PyObject* type, const Excha
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
   const bool grad = lookup_grad(in, type, api);
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  arm_shutdown_guard();  // the thread's table drops its references at thread exit
-#endif
+  if constexpr (free_threaded) arm_shutdown_guard();  // the thread's table drops its references
   TypeTable& table = table_of(in);
   int slot = table.type_count;
   PyObject* evicted = nullptr;
@@ -1576,6 +1558,7 @@ DLPACKPP_END_NAMESPACE
 // ---- end dlpackpp/python/type_cache.hpp ----
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -1681,78 +1664,77 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 
 // ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
 
-// Through `method` (the type's __dlpack__ from dlpack_method, which the caller holds) where
-// not NULL; a new reference or NULL with a Python exception set. Four ways to make the call,
-// each where the API in force has it, the cheapest first:
-// - the full API (3.9+) with the type's method and max_version alone or no keyword: one
-//   vectorcall with arguments already built (no bound method, nothing made or released);
-// - the full API otherwise: the type's method, or PyObject_VectorcallMethod with the interned
-//   name, with the interpreter's keyword-name tuple for `mask`;
-// - the limited API 3.12+: PyObject_VectorcallMethod (no _PyType_Lookup there);
-// - older limited APIs: the attribute looked up and called with a kwargs dict.
-// What the first two buy: an import through __dlpack__ binds no method and builds no tuple
-// or dict; what they rely on: the type's method is exactly obj.__dlpack__ (dlpack_method,
-// type_cache.hpp).
+// What a call of __dlpack__ with the keywords in `mask` passes, in vectorcall's layout: `obj`
+// first, then each keyword's value in Internals::keyword_names order (the interpreter's tuple
+// of their names is kwnames[mask]). Borrowed where they can be; the two made here are
+// released when it dies. `ok` is false with a Python exception set where making one failed.
+struct DlpackCallArguments {
+  PyObject* storage[6] = {};  // storage[0]: the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
+  PyObject* made[2] = {};
+  Py_ssize_t count = 1;
+  bool ok = true;
+
+  DlpackCallArguments(const Internals& in, PyObject* obj, unsigned mask,
+                      const ImportOptions& options) {
+    storage[1] = obj;
+    if ((mask & kw_max_version) != 0) storage[1 + count++] = in.max_version;
+    if ((mask & kw_stream) != 0) {
+      made[0] = PyLong_FromLongLong(static_cast<long long>(*options.stream));
+      ok = ok && (storage[1 + count++] = made[0]) != nullptr;
+    }
+    if ((mask & kw_dl_device) != 0) {
+      const Device d = *options.dl_device;
+      made[1] = Py_BuildValue("(ii)", static_cast<int>(d.type()), static_cast<int>(d.id()));
+      ok = ok && (storage[1 + count++] = made[1]) != nullptr;
+    }
+    if ((mask & kw_copy) != 0) storage[1 + count++] = *options.copy ? Py_True : Py_False;
+  }
+  DlpackCallArguments(const DlpackCallArguments&) = delete;
+  DlpackCallArguments& operator=(const DlpackCallArguments&) = delete;
+  ~DlpackCallArguments() {
+    Py_XDECREF(made[0]);
+    Py_XDECREF(made[1]);
+  }
+  PyObject** args() noexcept { return storage + 1; }
+};
+
+// Vectorcall (the full API 3.9+, the limited API 3.12+) calls __dlpack__ with the arguments as
+// they are: no bound method, no tuple or dict. Before it, the attribute is looked up and called
+// with a kwargs dict.
+#if defined(Py_LIMITED_API) ? (Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000) \
+                            : PY_VERSION_HEX >= 0x03090000
+#define DLPACKPP_DETAIL_PY_VECTORCALL 1
+#else
+#define DLPACKPP_DETAIL_PY_VECTORCALL 0
+#endif
+
+// obj.__dlpack__(**the keywords in `mask`): through `method` (the type's __dlpack__ from
+// dlpack_method, held by the caller) where it is not NULL, which is exactly the same call
+// without binding a method (type_cache.hpp says when); a new reference or NULL with a Python
+// exception set.
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
-  // What nearly every import asks, max_version alone or no keyword at all, through the type's
-  // method: nothing to build or release.
-  const bool plain = mask == 0 || mask == kw_max_version;
-  if (DLPACKPP_LIKELY(plain && method != nullptr)) {
-    PyObject* fast[3] = {nullptr, obj, in.max_version};
-    return PyObject_Vectorcall(method, fast + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                               mask == 0 ? nullptr : in.kwnames[kw_max_version]);
-  }
-#endif
-  // Arguments are borrowed by the call; only the ones made here are released after it.
-  PyObject* storage[6] = {nullptr, obj, nullptr, nullptr, nullptr, nullptr};
-  PyObject** args = storage + 1;  // storage[0] is the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
-  PyObject* made[2] = {nullptr, nullptr};
-  Py_ssize_t n = 1;
-  bool ok = true;
-  if ((mask & kw_max_version) != 0) args[n++] = in.max_version;
-  if ((mask & kw_stream) != 0) {
-    made[0] = PyLong_FromLongLong(static_cast<long long>(*options.stream));
-    ok = ok && (args[n++] = made[0]) != nullptr;
-  }
-  if ((mask & kw_dl_device) != 0) {
-    const Device d = *options.dl_device;
-    made[1] = Py_BuildValue("(ii)", static_cast<int>(d.type()), static_cast<int>(d.id()));
-    ok = ok && (args[n++] = made[1]) != nullptr;
-  }
-  if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
-  PyObject* result = nullptr;
-  if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
-    if (method != nullptr) {
-      result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                   mask != 0 ? in.kwnames[mask] : nullptr);
-    } else {
-      result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                         mask != 0 ? in.kwnames[mask] : nullptr);
-    }
-#elif defined(Py_LIMITED_API) && Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000
-    static_cast<void>(method);
-    result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                       mask != 0 ? in.kwnames[mask] : nullptr);
+  DlpackCallArguments a(in, obj, mask, options);
+  if (DLPACKPP_UNLIKELY(!a.ok)) return nullptr;
+  PyObject* names = mask != 0 ? in.kwnames[mask] : nullptr;
+#if DLPACKPP_DETAIL_PY_VECTORCALL
+  const std::size_t nargs = 1 | PY_VECTORCALL_ARGUMENTS_OFFSET;
+  if (method != nullptr) return PyObject_Vectorcall(method, a.args(), nargs, names);
+  return PyObject_VectorcallMethod(in.str_dlpack, a.args(), nargs, names);
 #else
-    method = PyObject_GetAttr(obj, in.str_dlpack);  // never kept without vectorcall
-    PyObject* empty = method != nullptr ? PyTuple_New(0) : nullptr;
-    PyObject* kwargs = empty != nullptr && mask != 0 ? PyDict_New() : nullptr;
-    bool built = empty != nullptr && (mask == 0 || kwargs != nullptr);
-    for (Py_ssize_t i = 1; built && i < n; ++i) {
-      built = PyDict_SetItem(kwargs, PyTuple_GetItem(in.kwnames[mask], i - 1), args[i]) == 0;
-    }
-    if (built) result = PyObject_Call(method, empty, kwargs);
-    Py_XDECREF(kwargs);
-    Py_XDECREF(empty);
-    Py_XDECREF(method);
-#endif
-  }
-  Py_XDECREF(made[0]);
-  Py_XDECREF(made[1]);
+  static_cast<void>(method);  // NULL: dlpack_method needs the full API 3.9+
+  PyObject* bound = PyObject_GetAttr(obj, in.str_dlpack);
+  PyObject* empty = bound != nullptr ? PyTuple_New(0) : nullptr;
+  PyObject* kwargs = empty != nullptr && mask != 0 ? PyDict_New() : nullptr;
+  bool built = empty != nullptr && (mask == 0 || kwargs != nullptr);
+  for (Py_ssize_t i = 1; built && i < a.count; ++i)
+    built = PyDict_SetItem(kwargs, PyTuple_GetItem(names, i - 1), a.args()[i]) == 0;
+  PyObject* result = built ? PyObject_Call(bound, empty, kwargs) : nullptr;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(empty);
+  Py_XDECREF(bound);
   return result;
+#endif
 }
 
 // Whether `exc` passed through more than one Python frame on its way out of __dlpack__: then

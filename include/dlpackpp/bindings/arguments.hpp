@@ -196,24 +196,33 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
   return false;
 }
 
-/// A loaded `TensorView` argument as a caster holds it. A view borrowed through the exchange
-/// table reads the DLTensor kept here in place (no copy of it, as python::try_borrow), valid
-/// while the caster lives; a view moved out first takes its own copy (see hand_over for when).
-class ViewArgument {
+/// A caster's argument of type V, the one interface both libraries' casters hold: `load(src,
+/// keepable)` answers Loaded; `get()` is the value read in place, valid while the argument
+/// lives; `moved_out(park)` is the value to be moved out, what keeps it valid handed to `park`
+/// first (see hand_over; NULL where `park` could not keep it). Defined for TensorView,
+/// TensorAccessor<T, N> and the owning handles below.
+template <class V>
+class Argument;
+
+/// A `TensorView` argument. A view borrowed through the exchange table reads the DLTensor kept
+/// here in place (no copy of it, as python::try_borrow), valid while the argument lives; a
+/// view moved out first takes its own copy.
+template <>
+class Argument<TensorView> {
  public:
   /// Nothing loaded. User-provided: the binding libraries value-initialize their casters,
   /// which would otherwise zero the storage and the whole optional view on every call.
-  ViewArgument() noexcept {}  // NOLINT(modernize-use-equals-default)
-  ViewArgument(const ViewArgument&) = delete;
-  ViewArgument& operator=(const ViewArgument&) = delete;
-  ViewArgument& operator=(ViewArgument&&) = delete;
+  Argument() noexcept {}  // NOLINT(modernize-use-equals-default)
+  Argument(const Argument&) = delete;
+  Argument& operator=(const Argument&) = delete;
+  Argument& operator=(Argument&&) = delete;
   /// Takes `other`'s view (a library may return its caster by value), which first takes its
   /// own copy of the DLTensor it read there.
-  ViewArgument(ViewArgument&& other) noexcept : kept_(std::move(other.kept_)) {
+  Argument(Argument&& other) noexcept : kept_(std::move(other.kept_)) {
     storage_.ndim = -1;  // never read: the view taken is independent of it
     if (other.view_) view_.emplace(other.independent());
   }
-  ~ViewArgument() = default;
+  ~Argument() = default;
 
   /// Loads `src`, keeping what the view reads (see hand_over); `keepable` as in import_view.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
@@ -223,14 +232,12 @@ class ViewArgument {
       return true;
     });
   }
-  /// The loaded view, read in place: valid while this argument lives.
+  /// The loaded view, read in place.
   TensorView& get() noexcept { return *view_; }
-  /// The loaded view, to be moved out: what keeps it valid is handed to `park` (see hand_over),
-  /// and it no longer reads this argument's storage. NULL where `park` could not keep it.
+  /// The loaded view, to be moved out: it no longer reads this argument's storage.
   template <class Park>
   TensorView* moved_out(Park&& park) noexcept {
-    if (!hand_over(kept_, park)) return nullptr;
-    return &independent();
+    return hand_over(kept_, park) ? &independent() : nullptr;
   }
 
  private:
@@ -246,16 +253,15 @@ class ViewArgument {
   python::detail::HeldRef kept_;
 };
 
-/// A loaded `TensorAccessor<T, N>` argument as a caster holds it, what it reads kept as
-/// ViewArgument keeps it (see hand_over).
+/// A `TensorAccessor<T, N>` argument (dtype, rank, writability for a mutable T, host memory,
+/// alignment, one address per element for a mutable T), what it reads kept as a view's is.
 template <class T, int N>
-class AccessorArgument {
+class Argument<TensorAccessor<T, N>> {
  public:
-  /// Nothing loaded. User-provided, as ViewArgument's.
-  AccessorArgument() noexcept {}  // NOLINT(modernize-use-equals-default)
-  /// Loads `src` (dtype, rank, writability for a mutable T, host memory, alignment, one
-  /// address per element for a mutable T); `keepable` as in import_view. A declined import is
-  /// released here, before the next overload is tried.
+  /// Nothing loaded. User-provided, as the view's.
+  Argument() noexcept {}  // NOLINT(modernize-use-equals-default)
+  /// Loads `src`; `keepable` as in import_view. A declined import is released here, before
+  /// the next overload is tried.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
     DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
                        // own sizes and strides
@@ -263,10 +269,9 @@ class AccessorArgument {
     return import_view<use>(src, storage, kept_, keepable,
                             [&](const TensorView& view) { return accessor_of(view, value_); });
   }
-  /// The loaded accessor, read in place: valid while this argument lives.
+  /// The loaded accessor, read in place.
   TensorAccessor<T, N>& get() noexcept { return value_; }
-  /// The loaded accessor, to be moved out: what keeps it valid is handed to `park` (see
-  /// hand_over). NULL where `park` could not keep it.
+  /// The loaded accessor, to be moved out.
   template <class Park>
   TensorAccessor<T, N>* moved_out(Park&& park) noexcept {
     return hand_over(kept_, park) ? &value_ : nullptr;
@@ -276,6 +281,44 @@ class AccessorArgument {
   TensorAccessor<T, N> value_;
   python::detail::HeldRef kept_;
 };
+
+/// A `ManagedTensor` or `LegacyManagedTensor` argument: an owning import, which keeps nothing
+/// else alive.
+template <class DLManaged>
+class Argument<BasicManagedTensor<DLManaged>> {
+ public:
+  /// Loads `src` as import_owned does; `keepable` does not matter (nothing to keep).
+  Loaded load(PyObject* src, bool /*keepable*/) { return import_owned(src, value_); }
+  /// The loaded handle.
+  BasicManagedTensor<DLManaged>& get() noexcept { return value_; }
+  /// The loaded handle, to be moved out: nothing to hand `park`.
+  template <class Park>
+  BasicManagedTensor<DLManaged>* moved_out(Park&& /*park*/) noexcept {
+    return &value_;
+  }
+
+ private:
+  BasicManagedTensor<DLManaged> value_;
+};
+
+/// Fails to compile, saying why, where a bound function returns a `V` that owns nothing (a
+/// caster's `cast`/`from_cpp` for a view or accessor; `U` is what it was given).
+template <class V, class U>
+constexpr void refuse_return() noexcept {
+  static_assert(!std::is_same<V, TensorView>::value || never<U>,
+                "dlpackpp: a bound function cannot return a TensorView (it owns nothing); "
+                "return a ManagedTensor");
+  static_assert(std::is_same<V, TensorView>::value || never<U>,
+                "dlpackpp: a bound function cannot return a TensorAccessor (it owns nothing); "
+                "return a ManagedTensor");
+}
+
+/// Whether V owns its tensor: the one parameter type a bound function may also return.
+template <class V>
+constexpr bool owns_tensor = false;
+/// An owning handle.
+template <class DLManaged>
+constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
 /// a Python exception set on failure, the handle then released.
