@@ -363,6 +363,42 @@ TEST(TensorView, ZeroDimTensor) {
   expect_error([&] { static_cast<void>(v.stride(-1)); }, Errc::out_of_range, "dimension -1");
 }
 
+// try_in_place reads the caller's DLTensor itself (a field changed later shows through, in
+// copies too); detach_from_dltensor gives the view its own copy of the fields, after which the
+// struct may change or die. try_from always copies. Both validate as the constructor does.
+TEST(TensorView, InPlaceViewsReadTheStructUntilDetached) {
+  float data[6] = {0, 1, 2, 3, 4, 5};
+  std::int64_t shape[2] = {2, 3};
+  DLTensor t{};
+  t.data = data;
+  t.device = Device::cpu();
+  t.dtype = DataType::float32();
+  t.ndim = 2;
+  t.shape = shape;
+  dlpackpp::Result<TensorView> in_place = TensorView::try_in_place(t);
+  dlpackpp::Result<TensorView> copied = TensorView::try_from(t);
+  ASSERT_TRUE(in_place && copied);
+  const TensorView copy_of_in_place = *in_place;
+  t.byte_offset = 4;  // the struct changes: only the in-place views see it
+  EXPECT_EQ(in_place->byte_offset(), 4u);
+  EXPECT_EQ(copy_of_in_place.byte_offset(), 4u);
+  EXPECT_EQ(copied->byte_offset(), 0u);
+
+  in_place->detach_from_dltensor();
+  t.byte_offset = 8;
+  t.data = nullptr;
+  EXPECT_EQ(in_place->byte_offset(), 4u);
+  EXPECT_EQ(in_place->data<const float>(), data + 1);
+  EXPECT_EQ(in_place->shape(1), 3);  // the arrays are still read where they are
+  EXPECT_EQ(in_place->stride(0), 3);
+  copied->detach_from_dltensor();  // nothing to detach: unchanged
+  EXPECT_EQ(copied->data<const float>(), data);
+
+  t.ndim = -1;
+  expect_error([&] { static_cast<void>(TensorView::try_in_place(t).value()); },
+               Errc::invalid_ndim, "ndim is -1");
+}
+
 TEST(TensorView, ZeroSizeTensorWithNullData) {
   Ints shape{4, 0, 3};
   Ints odd{-9, 0, 5};  // strides of an empty tensor never matter

@@ -3659,11 +3659,6 @@ DLPACKPP_BEGIN_NAMESPACE
 template <class DLManaged>
 class BasicManagedTensor;
 class TensorView;
-namespace detail {
-DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
-                                                       const ValidateOptions& options);
-void keep_viewed_tensor(TensorView& view) noexcept;
-}  // namespace detail
 
 /// A borrowed view of a tensor: like std::string_view, cheap to copy and valid only while
 /// the viewed memory (and, for a view of a DLTensor, its shape and strides arrays) live.
@@ -3687,6 +3682,17 @@ class TensorView : private detail::ConsumerChecks<TensorView> {
   static Result<TensorView> try_from(const DLTensor& tensor, const ValidateOptions& options = {}) {
     return checked(tensor, options, false);
   }
+  /// As try_from, but the view reads `tensor` itself instead of a copy of its fields, so
+  /// `tensor` must outlive the view and every copy of it (a managed tensor's own DLTensor, a
+  /// borrow's storage): one copy of the struct fewer. detach_from_dltensor() ends that.
+  DLPACKPP_FORCE_INLINE static Result<TensorView> try_in_place(
+      const DLTensor& tensor, const ValidateOptions& options = {}) {
+    return checked(tensor, options, true);
+  }
+  /// Makes a view made by try_in_place (or a copy of one) keep its own copy of the DLTensor's
+  /// fields, so that the struct may die first; its shape and strides arrays must still
+  /// outlive the view. Nothing for any other view.
+  void detach_from_dltensor() noexcept { storage_.keep_tensor(); }
   /// Non-throwing TensorView(data, dtype, shape, strides, device, byte_offset).
   static Result<TensorView> try_from(void* data, DataType dtype, IntSpan shape,
                                      IntSpan strides = {}, Device device = Device::cpu(),
@@ -3921,8 +3927,6 @@ class TensorView : private detail::ConsumerChecks<TensorView> {
   template <class DLManaged>
   friend class BasicManagedTensor;
   friend class detail::ConsumerChecks<TensorView>;
-  friend Result<TensorView> detail::view_in_place(const DLTensor&, const ValidateOptions&);
-  friend void detail::keep_viewed_tensor(TensorView&) noexcept;
 
   // Validates `t`, then views it in place (`t` outlives the view) or a copy of it; the view is
   // made inside the Result, never copied into it.
@@ -3983,18 +3987,6 @@ class TensorView : private detail::ConsumerChecks<TensorView> {
   std::uint64_t flags_;
   detail::TensorFacts facts_;
 };
-
-namespace detail {
-/// TensorView::try_from(tensor, options), reading `tensor` in place instead of a copy of it:
-/// for callers whose DLTensor outlives the view (an exchange-table borrow's storage).
-DLPACKPP_FORCE_INLINE Result<TensorView> view_in_place(const DLTensor& tensor,
-                                                       const ValidateOptions& options) {
-  return TensorView::checked(tensor, options, true);
-}
-/// Makes a view made by view_in_place() keep its own copy of the DLTensor it read, so that
-/// the DLTensor may die first (its shape and strides arrays must still outlive the view).
-inline void keep_viewed_tensor(TensorView& view) noexcept { view.storage_.keep_tensor(); }
-}  // namespace detail
 
 inline DLTensor TensorView::to_dltensor() const& noexcept {
   DLTensor t = storage_.tensor();

@@ -388,7 +388,7 @@ class Argument<TensorView> {
   // The view, made to keep its own copy of storage_ where it read it (a table borrow filled
   // storage_ with a valid rank); a second call finds the copy made.
   TensorView& independent() noexcept {
-    if (storage_.ndim >= 0) ::dlpackpp::detail::keep_viewed_tensor(*view_);
+    if (storage_.ndim >= 0) view_->detach_from_dltensor();
     return *view_;
   }
 

@@ -746,7 +746,7 @@ bool lease(PyObject* capsule) noexcept {
 template <class M>
 Result<TensorView> view_and_lease(PyObject* capsule, DLTensor& tensor,
                                   const ValidateOptions& options) {
-  Result<TensorView> view = ::dlpackpp::detail::view_in_place(tensor, options);
+  Result<TensorView> view = TensorView::try_in_place(tensor, options);
   if (DLPACKPP_UNLIKELY(view && !lease<M>(capsule))) return take_python_error("PyCapsule_SetName");
   return view;
 }
@@ -2185,7 +2185,7 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend_borrowed(const DLPackExchangeAPI* 
     return exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
   ValidateOptions read_only = options;
   read_only.flags |= flag::read_only;
-  if (storage != nullptr) return ::dlpackpp::detail::view_in_place(*storage, read_only);
+  if (storage != nullptr) return TensorView::try_in_place(*storage, read_only);
   return TensorView::try_from(copied, read_only);
 }
 

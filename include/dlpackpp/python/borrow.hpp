@@ -73,7 +73,7 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend_borrowed(const DLPackExchangeAPI* 
     return exchange_error(borrowed.error(), obj, "dltensor_from_py_object_no_sync");
   ValidateOptions read_only = options;
   read_only.flags |= flag::read_only;
-  if (storage != nullptr) return ::dlpackpp::detail::view_in_place(*storage, read_only);
+  if (storage != nullptr) return TensorView::try_in_place(*storage, read_only);
   return TensorView::try_from(copied, read_only);
 }
 

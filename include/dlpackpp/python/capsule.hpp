@@ -211,7 +211,7 @@ bool lease(PyObject* capsule) noexcept {
 template <class M>
 Result<TensorView> view_and_lease(PyObject* capsule, DLTensor& tensor,
                                   const ValidateOptions& options) {
-  Result<TensorView> view = ::dlpackpp::detail::view_in_place(tensor, options);
+  Result<TensorView> view = TensorView::try_in_place(tensor, options);
   if (DLPACKPP_UNLIKELY(view && !lease<M>(capsule))) return take_python_error("PyCapsule_SetName");
   return view;
 }
