@@ -260,12 +260,10 @@ Loaded import_owned(PyObject* src, Handle& out) {
     if (DLPACKPP_UNLIKELY(!imported)) return refuse(imported.error());
     if constexpr (std::is_same<Handle, ImportedTensor>::value) {
       out = std::move(*imported);
-    } else {
-#if DLPACKPP_HAS_VERSIONED  // else ImportedTensor is the legacy handle, the only one there is
+    } else {  // a legacy handle where imports are versioned
       Result<Handle> legacy = try_to_legacy(std::move(*imported));
       if (!legacy) return Loaded::declined;  // `imported` still owns the tensor, releases it
       out = std::move(*legacy);
-#endif
     }
     return Loaded::yes;
   });
@@ -474,20 +472,16 @@ constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
 /// a Python exception set on failure, the handle then released.
 template <class DLManaged>
 PyObject* to_result(BasicManagedTensor<DLManaged>&& tensor) noexcept {
-#if DLPACKPP_HAS_VERSIONED
-  if constexpr (std::is_same<DLManaged, DLManagedTensor>::value) {
-    Result<ManagedTensor> versioned = try_to_versioned(std::move(tensor));
+  if constexpr (std::is_same<BasicManagedTensor<DLManaged>, ImportedTensor>::value) {
+    return python::to_pyobject(std::move(tensor));
+  } else {  // a legacy handle where imports are versioned
+    auto versioned = try_to_versioned(std::move(tensor));
     if (!versioned) {
       python::set_python_error(versioned.error());
       return nullptr;
     }
     return python::to_pyobject(std::move(*versioned));
-  } else {
-    return python::to_pyobject(std::move(tensor));
   }
-#else
-  return python::to_pyobject(std::move(tensor));
-#endif
 }
 
 }  // namespace detail

@@ -564,20 +564,17 @@ namespace python {
 using ImportedTensor = DefaultManagedTensor;
 
 namespace detail {
+/// The managed struct imports produce: DLManagedTensorVersioned where the dlpack.h in force has
+/// it, DLManagedTensor otherwise.
+using ImportedStruct = ImportedTensor::managed_type;
+
+/// A capsule's names for a tensor of struct M: fresh (owned by the capsule) and used (taken).
 template <class M>
-struct capsule_names;
-template <>
-struct capsule_names<DLManagedTensor> {
-  static constexpr const char* fresh = "dltensor";
-  static constexpr const char* used = "used_dltensor";
+struct capsule_names {
+  static constexpr bool versioned = ::dlpackpp::detail::managed_traits<M>::versioned;
+  static constexpr const char* fresh = versioned ? "dltensor_versioned" : "dltensor";
+  static constexpr const char* used = versioned ? "used_dltensor_versioned" : "used_dltensor";
 };
-#if DLPACKPP_HAS_VERSIONED
-template <>
-struct capsule_names<DLManagedTensorVersioned> {
-  static constexpr const char* fresh = "dltensor_versioned";
-  static constexpr const char* used = "used_dltensor_versioned";
-};
-#endif
 
 // Calls the deleter of a capsule nobody consumed (its name is still the fresh one), keeping
 // any exception in flight intact: the capsule may die while one propagates.
@@ -610,21 +607,14 @@ PyObject* capsule_of(BasicManagedTensor<M>&& tensor) noexcept {
 }
 }  // namespace detail
 
-/// A new reference to a `"dltensor"` capsule owning `tensor` (the handle is emptied); when no
-/// consumer takes it, the capsule's death calls the deleter exactly once. On failure returns
-/// NULL with a Python exception set and leaves `tensor` untouched.
-inline PyObject* to_capsule(LegacyManagedTensor&& tensor) noexcept {
+/// A new reference to a `"dltensor_versioned"` capsule owning a `ManagedTensor`, or a
+/// `"dltensor"` capsule owning a `LegacyManagedTensor` (the handle is emptied); when no consumer
+/// takes it, the capsule's death calls the deleter exactly once. On failure returns NULL with a
+/// Python exception set and leaves `tensor` untouched.
+template <class DLManaged>
+PyObject* to_capsule(BasicManagedTensor<DLManaged>&& tensor) noexcept {
   return detail::capsule_of(std::move(tensor));
 }
-
-#if DLPACKPP_HAS_VERSIONED
-/// A new reference to a `"dltensor_versioned"` capsule owning `tensor` (the handle is
-/// emptied); when no consumer takes it, the capsule's death calls the deleter exactly once. On
-/// failure returns NULL with a Python exception set and leaves `tensor` untouched.
-inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
-  return detail::capsule_of(std::move(tensor));
-}
-#endif
 
 namespace detail {
 // The pointer read from a fresh capsule of kind M: renaming the capsule is taking ownership (its
@@ -666,23 +656,21 @@ M* pointer_if(PyObject* capsule) noexcept {
 // DLPack capsule. The kind the producer was asked for (`expect_legacy`) is looked up first,
 // so a capsule of that kind costs one PyCapsule_GetPointer.
 struct CapsuleTensor {
-#if DLPACKPP_HAS_VERSIONED
-  DLManagedTensorVersioned* versioned = nullptr;
-#endif
+  ImportedStruct* versioned = nullptr;  ///< never set without a versioned struct
   DLManagedTensor* legacy = nullptr;
 };
 
 inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
   CapsuleTensor found;
-#if DLPACKPP_HAS_VERSIONED
-  using Versioned = DLManagedTensorVersioned;
-  if (!expect_legacy) found.versioned = pointer_if<Versioned>(capsule);
-  if (found.versioned == nullptr) found.legacy = pointer_if<DLManagedTensor>(capsule);
-  if (expect_legacy && found.legacy == nullptr) found.versioned = pointer_if<Versioned>(capsule);
-#else
-  static_cast<void>(expect_legacy);
-  found.legacy = pointer_if<DLManagedTensor>(capsule);
-#endif
+  if constexpr (capsule_names<ImportedStruct>::versioned) {
+    if (!expect_legacy) found.versioned = pointer_if<ImportedStruct>(capsule);
+    if (found.versioned == nullptr) found.legacy = pointer_if<DLManagedTensor>(capsule);
+    if (expect_legacy && found.legacy == nullptr)
+      found.versioned = pointer_if<ImportedStruct>(capsule);
+  } else {
+    static_cast<void>(expect_legacy);
+    found.legacy = pointer_if<DLManagedTensor>(capsule);
+  }
   return found;
 }
 
@@ -700,8 +688,8 @@ inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOp
   if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
   const CriticalSection one_taker(capsule);
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
-#if DLPACKPP_HAS_VERSIONED
   if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
+#if DLPACKPP_HAS_VERSIONED
   if (found.legacy != nullptr) {
     Result<LegacyManagedTensor> legacy = take_pointer(capsule, found.legacy, options);
     if (!legacy) return legacy.error();
@@ -1197,12 +1185,10 @@ DLPACKPP_COLD inline Internals* make_internals() {
       (in->str_requires_grad = PyUnicode_InternFromString("requires_grad")) != nullptr;
   for (int i = 0; ok && i < 4; ++i)
     ok = (in->keyword_names[i] = PyUnicode_InternFromString(names[i])) != nullptr;
-#if DLPACKPP_HAS_VERSIONED
-  if (ok) {
+  if (ok) {  // asked for only where the dlpack.h in force reads versioned tensors
     in->max_version = Py_BuildValue("(ii)", int{DLPACKPP_DLPACK_MAJOR}, int{DLPACKPP_DLPACK_MINOR});
     ok = in->max_version != nullptr;
   }
-#endif
   // Every keyword-name tuple __dlpack__ may be called with, made now so that the block never
   // changes after it is published (15 small tuples, once per interpreter).
   for (unsigned mask = 1; ok && mask < 16; ++mask) {
@@ -1783,9 +1769,9 @@ DLPACKPP_COLD inline bool refuses_keyword(Internals& in, unsigned mask) {
 // is reported.
 inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
                                 const ImportOptions& options) {
-#if !DLPACKPP_HAS_VERSIONED
-  legacy = true;  // this dlpack.h cannot read a versioned tensor, so never ask for one
-#endif
+  if constexpr (!capsule_names<ImportedStruct>::versioned) {
+    legacy = true;  // this dlpack.h cannot read a versioned tensor, so never ask for one
+  }
   const unsigned legacy_mask = options.stream ? unsigned{kw_stream} : 0u;
   unsigned mask = legacy_mask;
   if (!legacy) {

@@ -29,20 +29,17 @@ namespace python {
 using ImportedTensor = DefaultManagedTensor;
 
 namespace detail {
+/// The managed struct imports produce: DLManagedTensorVersioned where the dlpack.h in force has
+/// it, DLManagedTensor otherwise.
+using ImportedStruct = ImportedTensor::managed_type;
+
+/// A capsule's names for a tensor of struct M: fresh (owned by the capsule) and used (taken).
 template <class M>
-struct capsule_names;
-template <>
-struct capsule_names<DLManagedTensor> {
-  static constexpr const char* fresh = "dltensor";
-  static constexpr const char* used = "used_dltensor";
+struct capsule_names {
+  static constexpr bool versioned = ::dlpackpp::detail::managed_traits<M>::versioned;
+  static constexpr const char* fresh = versioned ? "dltensor_versioned" : "dltensor";
+  static constexpr const char* used = versioned ? "used_dltensor_versioned" : "used_dltensor";
 };
-#if DLPACKPP_HAS_VERSIONED
-template <>
-struct capsule_names<DLManagedTensorVersioned> {
-  static constexpr const char* fresh = "dltensor_versioned";
-  static constexpr const char* used = "used_dltensor_versioned";
-};
-#endif
 
 // Calls the deleter of a capsule nobody consumed (its name is still the fresh one), keeping
 // any exception in flight intact: the capsule may die while one propagates.
@@ -75,21 +72,14 @@ PyObject* capsule_of(BasicManagedTensor<M>&& tensor) noexcept {
 }
 }  // namespace detail
 
-/// A new reference to a `"dltensor"` capsule owning `tensor` (the handle is emptied); when no
-/// consumer takes it, the capsule's death calls the deleter exactly once. On failure returns
-/// NULL with a Python exception set and leaves `tensor` untouched.
-inline PyObject* to_capsule(LegacyManagedTensor&& tensor) noexcept {
+/// A new reference to a `"dltensor_versioned"` capsule owning a `ManagedTensor`, or a
+/// `"dltensor"` capsule owning a `LegacyManagedTensor` (the handle is emptied); when no consumer
+/// takes it, the capsule's death calls the deleter exactly once. On failure returns NULL with a
+/// Python exception set and leaves `tensor` untouched.
+template <class DLManaged>
+PyObject* to_capsule(BasicManagedTensor<DLManaged>&& tensor) noexcept {
   return detail::capsule_of(std::move(tensor));
 }
-
-#if DLPACKPP_HAS_VERSIONED
-/// A new reference to a `"dltensor_versioned"` capsule owning `tensor` (the handle is
-/// emptied); when no consumer takes it, the capsule's death calls the deleter exactly once. On
-/// failure returns NULL with a Python exception set and leaves `tensor` untouched.
-inline PyObject* to_capsule(ManagedTensor&& tensor) noexcept {
-  return detail::capsule_of(std::move(tensor));
-}
-#endif
 
 namespace detail {
 // The pointer read from a fresh capsule of kind M: renaming the capsule is taking ownership (its
@@ -131,23 +121,21 @@ M* pointer_if(PyObject* capsule) noexcept {
 // DLPack capsule. The kind the producer was asked for (`expect_legacy`) is looked up first,
 // so a capsule of that kind costs one PyCapsule_GetPointer.
 struct CapsuleTensor {
-#if DLPACKPP_HAS_VERSIONED
-  DLManagedTensorVersioned* versioned = nullptr;
-#endif
+  ImportedStruct* versioned = nullptr;  ///< never set without a versioned struct
   DLManagedTensor* legacy = nullptr;
 };
 
 inline CapsuleTensor tensor_in(PyObject* capsule, bool expect_legacy) noexcept {
   CapsuleTensor found;
-#if DLPACKPP_HAS_VERSIONED
-  using Versioned = DLManagedTensorVersioned;
-  if (!expect_legacy) found.versioned = pointer_if<Versioned>(capsule);
-  if (found.versioned == nullptr) found.legacy = pointer_if<DLManagedTensor>(capsule);
-  if (expect_legacy && found.legacy == nullptr) found.versioned = pointer_if<Versioned>(capsule);
-#else
-  static_cast<void>(expect_legacy);
-  found.legacy = pointer_if<DLManagedTensor>(capsule);
-#endif
+  if constexpr (capsule_names<ImportedStruct>::versioned) {
+    if (!expect_legacy) found.versioned = pointer_if<ImportedStruct>(capsule);
+    if (found.versioned == nullptr) found.legacy = pointer_if<DLManagedTensor>(capsule);
+    if (expect_legacy && found.legacy == nullptr)
+      found.versioned = pointer_if<ImportedStruct>(capsule);
+  } else {
+    static_cast<void>(expect_legacy);
+    found.legacy = pointer_if<DLManagedTensor>(capsule);
+  }
   return found;
 }
 
@@ -165,8 +153,8 @@ inline Result<ImportedTensor> import_capsule(PyObject* capsule, const ValidateOp
   if (capsule == nullptr) return make_error(Errc::null_pointer, "capsule is NULL");
   const CriticalSection one_taker(capsule);
   const CapsuleTensor found = tensor_in(capsule, expect_legacy);
-#if DLPACKPP_HAS_VERSIONED
   if (found.versioned != nullptr) return take_pointer(capsule, found.versioned, options);
+#if DLPACKPP_HAS_VERSIONED
   if (found.legacy != nullptr) {
     Result<LegacyManagedTensor> legacy = take_pointer(capsule, found.legacy, options);
     if (!legacy) return legacy.error();

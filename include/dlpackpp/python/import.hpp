@@ -246,9 +246,9 @@ DLPACKPP_COLD inline bool refuses_keyword(Internals& in, unsigned mask) {
 // is reported.
 inline PyObject* dlpack_capsule(Internals& in, PyObject* obj, PyObject* method, bool& legacy,
                                 const ImportOptions& options) {
-#if !DLPACKPP_HAS_VERSIONED
-  legacy = true;  // this dlpack.h cannot read a versioned tensor, so never ask for one
-#endif
+  if constexpr (!capsule_names<ImportedStruct>::versioned) {
+    legacy = true;  // this dlpack.h cannot read a versioned tensor, so never ask for one
+  }
   const unsigned legacy_mask = options.stream ? unsigned{kw_stream} : 0u;
   unsigned mask = legacy_mask;
   if (!legacy) {

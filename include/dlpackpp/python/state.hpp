@@ -131,12 +131,10 @@ DLPACKPP_COLD inline Internals* make_internals() {
       (in->str_requires_grad = PyUnicode_InternFromString("requires_grad")) != nullptr;
   for (int i = 0; ok && i < 4; ++i)
     ok = (in->keyword_names[i] = PyUnicode_InternFromString(names[i])) != nullptr;
-#if DLPACKPP_HAS_VERSIONED
-  if (ok) {
+  if (ok) {  // asked for only where the dlpack.h in force reads versioned tensors
     in->max_version = Py_BuildValue("(ii)", int{DLPACKPP_DLPACK_MAJOR}, int{DLPACKPP_DLPACK_MINOR});
     ok = in->max_version != nullptr;
   }
-#endif
   // Every keyword-name tuple __dlpack__ may be called with, made now so that the block never
   // changes after it is published (15 small tuples, once per interpreter).
   for (unsigned mask = 1; ok && mask < 16; ++mask) {
