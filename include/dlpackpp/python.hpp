@@ -17,10 +17,13 @@
 /// unless the translation unit sees the CUDA runtime, as <dlpackpp/cuda.hpp> says).
 #pragma once
 
-#include "dlpackpp/python/python_h.hpp"  // Python.h, before any standard header
+// Empty where Python.h is not on the include path, so that tools compiling every public
+// header alone keep working; using the names then fails to compile.
+#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
+/// 1: Python.h is in this translation unit and the Python layer is defined.
+#define DLPACKPP_PYTHON_AVAILABLE 1
 
-// Empty where Python.h is not on the include path (see python/python_h.hpp).
-#if DLPACKPP_PYTHON_AVAILABLE
+#include "dlpackpp/python/python_h.hpp"  // Python.h, before any standard header
 
 // The core the rooms build on (named here so that the vendored copy includes it first).
 #include "dlpackpp/exchange_api.hpp"
@@ -44,4 +47,7 @@
 // Empty unless this translation unit sees the CUDA runtime (see dlpackpp/cuda.hpp).
 #include "dlpackpp/python/cuda.hpp"
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
+#else
+/// 0: Python.h is not on the include path; this header defines nothing.
+#define DLPACKPP_PYTHON_AVAILABLE 0
+#endif

@@ -4648,7 +4648,11 @@ namespace detail {
 /// before its next one; the slot is a constant-initialized pointer with no destructor to run,
 /// so a deleter that runs during static destruction still finds it. The block left in the
 /// slot at exit stays reachable from it and is never freed.
-template <class T>
+///
+/// `KeepOne = false` keeps nothing (plain operator new and delete), for blocks that threads
+/// make and free in parallel: there the one slot would be a cache line every thread writes,
+/// and the allocator's per-thread caches serve better.
+template <class T, bool KeepOne = true>
 class RecycledBlock {
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
                 "RecycledBlock<T>: T needs more alignment than operator new gives");
@@ -4670,18 +4674,20 @@ class RecycledBlock {
 
  private:
   // Puts `p` in the slot and returns what was there, acquiring the block taken out and
-  // releasing the one put in.
+  // releasing the one put in; without a slot, hands `p` straight back.
+  static void* exchange(void* p) noexcept {
+    if constexpr (!KeepOne) {
+      return p;
+    } else {
 #if defined(__GNUC__) || defined(__clang__)
-  static void* exchange(void* p) noexcept {
-    static void* slot = nullptr;
-    return __atomic_exchange_n(&slot, p, __ATOMIC_ACQ_REL);
-  }
+      static void* slot = nullptr;
+      return __atomic_exchange_n(&slot, p, __ATOMIC_ACQ_REL);
 #else
-  static void* exchange(void* p) noexcept {
-    static std::atomic<void*> slot{nullptr};
-    return slot.exchange(p, std::memory_order_acq_rel);
-  }
+      static std::atomic<void*> slot{nullptr};
+      return slot.exchange(p, std::memory_order_acq_rel);
 #endif
+    }
+  }
 };
 
 }  // namespace detail

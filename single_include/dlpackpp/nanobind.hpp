@@ -61,8 +61,6 @@
 
 #include "dlpackpp/python.hpp"
 
-#if defined(Py_PYTHON_H)
-
 // #include "dlpackpp/bindings/names.hpp" (inlined below)
 // ---- begin dlpackpp/bindings/names.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -453,7 +451,6 @@ PyObject* to_result(BasicManagedTensor<DLManaged>&& tensor) noexcept {
 }  // namespace bindings
 DLPACKPP_END_NAMESPACE
 
-#endif  // Py_PYTHON_H
 #endif  // DLPACKPP_BINDINGS_ARGUMENTS_HPP_
 
 // ---- end dlpackpp/bindings/arguments.hpp ----
@@ -471,8 +468,6 @@ DLPACKPP_END_NAMESPACE
 #define DLPACKPP_BINDINGS_REFUSAL_HPP_
 
 #include "dlpackpp/python.hpp"
-
-#if defined(Py_PYTHON_H)
 
 // #include "dlpackpp/bindings/arguments.hpp" (already inlined)
 // #include "dlpackpp/bindings/names.hpp" (already inlined)
@@ -629,7 +624,6 @@ std::string explain_refusal(PyObject* obj) {
 }  // namespace bindings
 DLPACKPP_END_NAMESPACE
 
-#endif  // Py_PYTHON_H
 #endif  // DLPACKPP_BINDINGS_REFUSAL_HPP_
 
 // ---- end dlpackpp/bindings/refusal.hpp ----

@@ -18,19 +18,20 @@
 /// unless the translation unit sees the CUDA runtime, as <dlpackpp/cuda.hpp> says).
 #pragma once
 
+// Empty where Python.h is not on the include path, so that tools compiling every public
+// header alone keep working; using the names then fails to compile.
+#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
+/// 1: Python.h is in this translation unit and the Python layer is defined.
+#define DLPACKPP_PYTHON_AVAILABLE 1
+
 // #include "dlpackpp/python/python_h.hpp" (inlined below)
 // ---- begin dlpackpp/python/python_h.hpp ----
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Python.h for the rooms of <dlpackpp/python.hpp>: it must come before any standard header,
-/// so every room includes this first. Where Python.h is not on the include path
-/// DLPACKPP_PYTHON_AVAILABLE is 0 and every room is empty, so that tools compiling each header
-/// alone keep working; using the names then fails to compile (add Python's include folder,
-/// e.g. link CMake's Python3::Module).
+/// so every room includes this first. A room needs Python.h on the include path (link CMake's
+/// Python3::Module); only the umbrella python.hpp compiles to nothing without it.
 
-#if defined(Py_PYTHON_H) || !defined(__has_include) || __has_include(<Python.h>)
-/// 1: Python.h is in this translation unit and the Python layer is defined.
-#define DLPACKPP_PYTHON_AVAILABLE 1
 #ifndef PY_SSIZE_T_CLEAN
 /// Py_ssize_t lengths for '#' formats, which Python 3.10+ requires before Python.h.
 #define PY_SSIZE_T_CLEAN
@@ -39,15 +40,8 @@
 #if PY_VERSION_HEX < 0x03080000
 #error "dlpackpp/python.hpp needs Python 3.8 or newer"
 #endif
-#else
-/// 0: Python.h is not on the include path; the Python layer's headers are empty.
-#define DLPACKPP_PYTHON_AVAILABLE 0
-#endif
 
 // ---- end dlpackpp/python/python_h.hpp ----
-
-// Empty where Python.h is not on the include path (see python/python_h.hpp).
-#if DLPACKPP_PYTHON_AVAILABLE
 
 // The core the rooms build on (named here so that the vendored copy includes it first).
 #include "dlpackpp/dlpackpp.hpp"  // the single header: the whole core
@@ -63,7 +57,6 @@
 /// kept until the view's user lets go.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
@@ -79,7 +72,6 @@
 /// owner: no handle).
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
@@ -95,7 +87,6 @@
 /// kept intact across code that may run Python.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
@@ -106,6 +97,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
@@ -127,6 +119,10 @@ struct RaisedError {
   bool empty() const noexcept { return exc == nullptr; }
   PyObject* value() const noexcept { return exc; }
   PyObject* traceback() const noexcept { return PyException_GetTraceback(exc); }  // new ref
+  /// The exception (a new reference; its __traceback__ complete), this holder left empty.
+  PyObject* take() noexcept { return std::exchange(exc, nullptr); }
+  /// Makes `taken` (a reference from take(), stolen) the pending exception.
+  static void raise(PyObject* taken) noexcept { PyErr_SetRaisedException(taken); }
 #else
   PyObject* type = nullptr;
   PyObject* val = nullptr;
@@ -151,6 +147,17 @@ struct RaisedError {
   PyObject* traceback() const noexcept {  // new ref
     Py_XINCREF(tb);
     return tb;
+  }
+  PyObject* take() noexcept {
+    if (tb != nullptr) PyException_SetTraceback(val, tb);
+    Py_CLEAR(type);
+    Py_CLEAR(tb);
+    return std::exchange(val, nullptr);
+  }
+  static void raise(PyObject* taken) noexcept {
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(taken));
+    Py_INCREF(type);
+    PyErr_Restore(type, taken, PyException_GetTraceback(taken));
   }
 #endif
 };
@@ -193,12 +200,7 @@ inline bool is_stashed(const Error& error) noexcept {
 // The stashed exception's value, borrowed from the thread state's dict, or NULL.
 inline PyObject* stashed_value() noexcept {
   PyObject* dict = PyThreadState_GetDict();
-  PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
-#if PY_VERSION_HEX >= 0x030C0000
-  return kept;
-#else
-  return kept != nullptr ? PyTuple_GetItem(kept, 1) : nullptr;
-#endif
+  return dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
 }
 
 // Keeps `raised` (its references taken) as the stashed exception for `error`; where the thread
@@ -206,14 +208,7 @@ inline PyObject* stashed_value() noexcept {
 inline void stash(const Error& error, RaisedError& raised) noexcept {
   stashed_error() = error;
   PyObject* dict = PyThreadState_GetDict();
-#if PY_VERSION_HEX >= 0x030C0000
-  PyObject* kept = raised.exc;
-  raised.exc = nullptr;
-#else
-  PyObject* kept = PyTuple_Pack(3, raised.type, raised.val != nullptr ? raised.val : Py_None,
-                                raised.tb != nullptr ? raised.tb : Py_None);
-  raised.clear();
-#endif
+  PyObject* kept = raised.take();
   if (dict == nullptr || kept == nullptr || PyDict_SetItemString(dict, stash_key, kept) != 0) {
     stashed_error().reset();
     PyErr_Clear();
@@ -238,19 +233,8 @@ inline bool restore_stash() noexcept {
   PyObject* dict = PyThreadState_GetDict();
   PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
   if (kept == nullptr) return false;
-#if PY_VERSION_HEX >= 0x030C0000
   Py_INCREF(kept);
-  PyErr_SetRaisedException(kept);
-#else
-  PyObject* type = PyTuple_GetItem(kept, 0);
-  PyObject* val = PyTuple_GetItem(kept, 1);
-  PyObject* tb = PyTuple_GetItem(kept, 2);
-  if (tb == Py_None) tb = nullptr;
-  Py_INCREF(type);
-  Py_INCREF(val);
-  Py_XINCREF(tb);
-  PyErr_Restore(type, val, tb);
-#endif
+  RaisedError::raise(kept);
   RaisedError pending;
   pending.fetch();
   if (PyDict_DelItemString(dict, stash_key) != 0) PyErr_Clear();
@@ -417,8 +401,6 @@ DLPACKPP_COLD inline PyObject* raise_python(const Error& error) noexcept {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/errors.hpp ----
 // #include "dlpackpp/python/free_threading.hpp" (inlined below)
 // ---- begin dlpackpp/python/free_threading.hpp ----
@@ -426,13 +408,12 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// What the Python layer needs to share state between threads without the GIL (a
 /// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
-/// published state, an object made lazily and published once, a function run once, and an
-/// object's critical section. On a GIL
-/// build each is what the code did before (a plain load, a plain store, nothing): the GIL
-/// already orders every access.
+/// published state, a lock, an object's critical section, an object made lazily and published
+/// once, and a function run once. Every free-threading branch of the layer is here: on a GIL
+/// build the lock and the critical section are nothing and the orders relaxed, since the GIL
+/// already orders every access; the other rooms use these without a branch of their own.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 
@@ -450,6 +431,10 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
+/// Whether several threads may run Python code at once (DLPACKPP_DETAIL_PY_FREE_THREADED), for
+/// `if constexpr` where both branches compile on every build.
+inline constexpr bool free_threaded = DLPACKPP_DETAIL_PY_FREE_THREADED != 0;
+
 /// The order of a read of state another thread may publish: acquire without the GIL, relaxed
 /// (a plain load) with it, where the GIL orders every access.
 inline constexpr std::memory_order shared_acquire =
@@ -458,11 +443,73 @@ inline constexpr std::memory_order shared_acquire =
 inline constexpr std::memory_order shared_release =
     DLPACKPP_DETAIL_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
 
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
+/// A lock for state that threads without the GIL share: a PyMutex, constant-initialized, which
+/// detaches a waiting thread from the interpreter (so a stop-the-world pause never waits on it).
+/// Nothing on a GIL build, where holding the GIL already serializes.
+class Mutex {
+ public:
+  /// Takes it.
+  void lock() noexcept { PyMutex_Lock(&mutex_); }
+  /// Lets it go.
+  void unlock() noexcept { PyMutex_Unlock(&mutex_); }
+
+ private:
+  PyMutex mutex_{};
+};
+
+/// Holds `obj`'s critical section for its lifetime, so that what one thread reads and changes
+/// in `obj` (a capsule's name, pointer and destructor) is one step for every other thread that
+/// also holds it. RAII rather than the Py_BEGIN/END macro pair: an exception thrown inside
+/// (describing an error allocates) still ends the section. Nothing on a GIL build.
+class CriticalSection {
+ public:
+  /// Enters `obj`'s critical section.
+  explicit CriticalSection(PyObject* obj) noexcept { PyCriticalSection_Begin(&section_, obj); }
+  CriticalSection(const CriticalSection&) = delete;
+  CriticalSection& operator=(const CriticalSection&) = delete;
+  /// Leaves it.
+  ~CriticalSection() { PyCriticalSection_End(&section_); }
+
+ private:
+  PyCriticalSection section_;
+};
+#else
+/// The GIL build's Mutex: the GIL already serializes every holder.
+class Mutex {
+ public:
+  /// Nothing to take.
+  void lock() noexcept {}
+  /// Nothing to let go.
+  void unlock() noexcept {}
+};
+
+/// The GIL build's CriticalSection: the GIL already makes each step one.
+class CriticalSection {
+ public:
+  /// Nothing to enter.
+  explicit CriticalSection(PyObject*) noexcept {}
+};
+#endif
+
+/// Holds a Mutex for its lifetime (also when what runs under it throws).
+class MutexLock {
+ public:
+  /// Takes `mutex`.
+  explicit MutexLock(Mutex& mutex) noexcept : mutex_(mutex) { mutex_.lock(); }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+  /// Lets it go.
+  ~MutexLock() { mutex_.unlock(); }
+
+ private:
+  Mutex& mutex_;
+};
+
 /// Stores `made` (a new reference, not NULL) into `slot` unless another thread published one
 /// first, and returns the published object (borrowed from `slot`): the loser's copy is dropped,
-/// so every thread sees the one object. A plain store on a GIL build, where nobody can race.
+/// so every thread sees the one object.
 inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyObject* expected = nullptr;
   if (slot.compare_exchange_strong(expected, made, std::memory_order_acq_rel,
                                    std::memory_order_acquire)) {
@@ -470,10 +517,6 @@ inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noex
   }
   Py_DECREF(made);
   return expected;
-#else
-  slot.store(made, std::memory_order_relaxed);
-  return made;
-#endif
 }
 
 /// What `slot` holds (borrowed), or NULL.
@@ -484,9 +527,7 @@ inline PyObject* published(const std::atomic<PyObject*>& slot) noexcept {
 /// Whether run_once has run; constant-initialized, so a function-local one needs no guard.
 struct OnceFlag {
   std::atomic<bool> done{false};  ///< set once the function has returned
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  PyMutex mutex{};  ///< held while the function runs
-#endif
+  Mutex mutex;                    ///< held while the function runs
 };
 
 /// Runs `init` the first time it is called with `once` (the GIL or the calling thread attached
@@ -494,63 +535,21 @@ struct OnceFlag {
 /// attached, and without the GIL the interpreter's stop-the-world pauses (garbage collection)
 /// wait for every attached thread, so an `init` that allocates could wait forever; with the
 /// GIL, an `init` that lets the GIL go would let a second thread block on the guard holding
-/// it. A thread that arrives while another runs `init` waits on a PyMutex without the GIL
-/// (free-threaded build: the mutex detaches it while it waits); with the GIL it may run `init`
-/// a second time, which must be harmless.
+/// it. A thread that arrives while another runs `init` waits on the Mutex, detached (free-
+/// threaded build); with the GIL it may run `init` a second time, which must be harmless.
 template <class F>
 void run_once(OnceFlag& once, F&& init) {
   if (DLPACKPP_LIKELY(once.done.load(std::memory_order_acquire))) return;
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  struct Unlock {  // also when `init` throws
-    PyMutex& mutex;
-    ~Unlock() { PyMutex_Unlock(&mutex); }
-  };
-  PyMutex_Lock(&once.mutex);
-  const Unlock unlock{once.mutex};
+  const MutexLock held(once.mutex);
   if (!once.done.load(std::memory_order_relaxed)) {
     init();
     once.done.store(true, std::memory_order_release);
   }
-#else
-  init();
-  once.done.store(true, std::memory_order_release);
-#endif
 }
-
-/// Holds `obj`'s critical section for its lifetime on a free-threaded build, so that what
-/// one thread reads and changes in `obj` (a capsule's name, pointer and destructor) is one step
-/// for every other thread that also holds it; nothing on a GIL build, where the GIL already
-/// makes it one step. RAII rather than the Py_BEGIN/END macro pair: an exception thrown inside
-/// (describing an error allocates) still ends the section.
-class CriticalSection {
- public:
-  /// Enters `obj`'s critical section (free-threaded build).
-  explicit CriticalSection(PyObject* obj) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-    PyCriticalSection_Begin(&section_, obj);
-#else
-    static_cast<void>(obj);
-#endif
-  }
-  CriticalSection(const CriticalSection&) = delete;
-  CriticalSection& operator=(const CriticalSection&) = delete;
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  /// Leaves it.
-  ~CriticalSection() { PyCriticalSection_End(&section_); }
-
- private:
-  PyCriticalSection section_;
-#else
-  /// Nothing to leave.
-  ~CriticalSection() = default;
-#endif
-};
 
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE
 
 // ---- end dlpackpp/python/free_threading.hpp ----
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
@@ -799,8 +798,6 @@ inline ImportedTensor from_capsule(PyObject* capsule, const ValidateOptions& opt
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/capsule.hpp ----
 // #include "dlpackpp/python/errors.hpp" (already inlined)
 // #include "dlpackpp/python/gil.hpp" (inlined below)
@@ -813,7 +810,6 @@ DLPACKPP_END_NAMESPACE
 /// code is std::terminate); the reference is leaked instead.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 // #include "dlpackpp/python/errors.hpp" (already inlined)
@@ -865,15 +861,10 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
   PyObject* atexit = fn != nullptr ? PyImport_ImportModule("atexit") : nullptr;
   PyObject* r = nullptr;
   if (atexit != nullptr) {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
     // Every extension built with dlpackpp has its own `arming` mutex (below), so two modules
     // could still call atexit.register at once; the atexit module's own lock serializes them.
-    Py_BEGIN_CRITICAL_SECTION(atexit);
-#endif
+    const CriticalSection serialized(atexit);
     r = PyObject_CallMethod(atexit, "register", "O", fn);
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-    Py_END_CRITICAL_SECTION();
-#endif
   }
   Py_XDECREF(atexit);
   Py_XDECREF(fn);
@@ -889,14 +880,9 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
 /// atexit.register is not safe to call from two threads at once (ThreadSanitizer sees its
 /// list raced). The mutex is constant-initialized and detaches a waiting thread.
 DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  static PyMutex arming{};
-  PyMutex_Lock(&arming);
+  static Mutex arming;
+  const MutexLock held(arming);
   if (!shutdown_guard().armed.load()) register_exit_hook();
-  PyMutex_Unlock(&arming);
-#else
-  register_exit_hook();
-#endif
 }
 
 /// Makes sure the atexit hook is registered, once per process (GIL held).
@@ -1058,8 +1044,6 @@ class HeldRef {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/gil.hpp ----
 // #include "dlpackpp/python/import.hpp" (inlined below)
 // ---- begin dlpackpp/python/import.hpp ----
@@ -1072,7 +1056,6 @@ DLPACKPP_END_NAMESPACE
 /// is checked. Adoption validates once, with every option the caller gave.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
@@ -1093,7 +1076,6 @@ DLPACKPP_END_NAMESPACE
 /// dlpackpp.Tensor type, published once), and the type cache is per thread (type_cache.hpp).
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
@@ -1132,6 +1114,7 @@ struct TypeTable {
   TypeEntry types[slots];
   int type_count = 0;
   int next_evict = 0;
+  int hint = 0;  ///< the slot the last lookup found (only a hint: checked against the type)
 };
 
 /// One per interpreter (see the file comment).
@@ -1146,9 +1129,7 @@ struct Internals {
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
   PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask (all made up front)
-#if !DLPACKPP_DETAIL_PY_FREE_THREADED
-  TypeTable table;  ///< without the GIL each thread has its own (type_cache.hpp)
-#endif
+  TypeTable table;  ///< with the GIL; without it each thread has its own (type_cache.hpp)
 };
 
 // The last interpreter's block, for a pointer compare instead of a dict lookup. One pointer,
@@ -1174,9 +1155,7 @@ inline void destroy_internals(PyObject* capsule) {
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
-#if !DLPACKPP_DETAIL_PY_FREE_THREADED
   for (int i = 0; i < in->table.type_count; ++i) Py_XDECREF(in->table.types[i].type);
-#endif
   delete in;
 }
 
@@ -1185,7 +1164,7 @@ inline void destroy_internals(PyObject* capsule) {
 #define DLPACKPP_DETAIL_PY_STR2(x) #x
 #define DLPACKPP_DETAIL_PY_STR(x) DLPACKPP_DETAIL_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_5__";
+    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_6__";
 #undef DLPACKPP_DETAIL_PY_STR
 #undef DLPACKPP_DETAIL_PY_STR2
 
@@ -1345,8 +1324,6 @@ class StateHold {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/state.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (inlined below)
 // ---- begin dlpackpp/python/type_cache.hpp ----
@@ -1360,7 +1337,6 @@ DLPACKPP_END_NAMESPACE
 /// own type cache (dlpack_method), where calling it directly is exactly `obj.__dlpack__`.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/exchange_api.hpp is in it
@@ -1409,16 +1385,10 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 // afresh, and safe without the GIL. It replaced a private per-type copy of the method, which
 // saved 42 instructions per import, 3.5% (benchmarks/python_compare/README.md, "Finding
 // `__dlpack__`"): under the 10% that would justify the copy's version-tag rules.
-#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 1
-#else
-#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 0
-#endif
-
 // The type's `__dlpack__` to be called with `obj` first (see above): a new reference, or NULL
 // (nothing raised) where the call must go through the name.
 inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
   PyTypeObject* tp = Py_TYPE(obj);
   bool has_dict = tp->tp_dictoffset != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
@@ -1443,17 +1413,15 @@ inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
 #endif
 }
 
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
 // Without the GIL: this thread's table for one interpreter (by its id, which CPython never
-// reuses), and its hint. Nothing in it is shared, so it needs no lock and no atomics; what one
-// thread learns (a table, a legacy producer) another learns again, once per type. At thread
-// exit its references are dropped with release_reference (the GIL taken only while shutdown
-// cannot start; leaked otherwise): for the main interpreter only, the one PyGILState serves.
-// A sub-interpreter's table is leaked instead, as is one left when the thread moves to another
-// interpreter: that interpreter may be gone.
+// reuses). Nothing in it is shared, so it needs no lock and no atomics; what one thread learns
+// (a table, a legacy producer) another learns again, once per type. At thread exit its
+// references are dropped with release_reference (the GIL taken only while shutdown cannot
+// start; leaked otherwise): for the main interpreter only, the one PyGILState serves. A
+// sub-interpreter's table is leaked instead, as is one left when the thread moves to another
+// interpreter: that interpreter may be gone. Unused with the GIL.
 struct ThreadTypeTable {
   std::int64_t interp_id = -1;
-  int hint = 0;
   TypeTable table;
   ThreadTypeTable() = default;
   ThreadTypeTable(const ThreadTypeTable&) = delete;
@@ -1463,50 +1431,28 @@ struct ThreadTypeTable {
     for (int i = 0; i < table.type_count; ++i) release_reference(table.types[i].type);
   }
 };
-inline ThreadTypeTable& thread_table() noexcept {
-  static thread_local ThreadTypeTable mine;
-  return mine;
-}
-#endif
 
 /// The table `in`'s interpreter keeps for this thread: the interpreter's own with the GIL.
 inline TypeTable& table_of(Internals& in) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  ThreadTypeTable& mine = thread_table();
-  if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
-    ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
-    mine.interp_id = in.interp_id;
-    mine.hint = 0;
+  if constexpr (free_threaded) {
+    static thread_local ThreadTypeTable mine;
+    if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
+      ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
+      mine.interp_id = in.interp_id;
+    }
+    return mine.table;
+  } else {
+    return in.table;
   }
-  return mine.table;
-#else
-  return in.table;
-#endif
-}
-
-// The slot the last lookup found: a module calling with one producer type again and again
-// (the common case) then skips the scan. Only a hint, checked against the slot's type, so with
-// the GIL one per process is right for any interpreter's table and needs no room in the shared
-// Internals; without it, one per thread beside the thread's table.
-inline int& last_found_slot(TypeTable& table) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  static_cast<void>(table);
-  return thread_table().hint;
-#else
-  static_cast<void>(table);
-  static int slot = 0;
-  return slot;
-#endif
 }
 
 /// `type`'s entry if it is cached, else NULL; never calls into Python.
 inline TypeEntry* cached_type(Internals& in, PyObject* type) noexcept {
   TypeTable& table = table_of(in);
-  int& hint = last_found_slot(table);
-  if (DLPACKPP_LIKELY(table.types[hint].type == type)) return &table.types[hint];
+  if (DLPACKPP_LIKELY(table.types[table.hint].type == type)) return &table.types[table.hint];
   for (int i = 0; i < table.type_count; ++i) {
     if (table.types[i].type == type) {
-      hint = i;
+      table.hint = i;
       return &table.types[i];
     }
   }
@@ -1526,9 +1472,7 @@ DLPACKPP_COLD inline bool lookup_grad(Internals& in, PyObject* type, const Excha
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
   const bool grad = lookup_grad(in, type, api);
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  arm_shutdown_guard();  // the thread's table drops its references at thread exit
-#endif
+  if constexpr (free_threaded) arm_shutdown_guard();  // the thread's table drops its references
   TypeTable& table = table_of(in);
   int slot = table.type_count;
   PyObject* evicted = nullptr;
@@ -1593,11 +1537,10 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/type_cache.hpp ----
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/validate.hpp is in it
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -1703,78 +1646,77 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 
 // ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
 
-// Through `method` (the type's __dlpack__ from dlpack_method, which the caller holds) where
-// not NULL; a new reference or NULL with a Python exception set. Four ways to make the call,
-// each where the API in force has it, the cheapest first:
-// - the full API (3.9+) with the type's method and max_version alone or no keyword: one
-//   vectorcall with arguments already built (no bound method, nothing made or released);
-// - the full API otherwise: the type's method, or PyObject_VectorcallMethod with the interned
-//   name, with the interpreter's keyword-name tuple for `mask`;
-// - the limited API 3.12+: PyObject_VectorcallMethod (no _PyType_Lookup there);
-// - older limited APIs: the attribute looked up and called with a kwargs dict.
-// What the first two buy: an import through __dlpack__ binds no method and builds no tuple
-// or dict; what they rely on: the type's method is exactly obj.__dlpack__ (dlpack_method,
-// type_cache.hpp).
+// What a call of __dlpack__ with the keywords in `mask` passes, in vectorcall's layout: `obj`
+// first, then each keyword's value in Internals::keyword_names order (the interpreter's tuple
+// of their names is kwnames[mask]). Borrowed where they can be; the two made here are
+// released when it dies. `ok` is false with a Python exception set where making one failed.
+struct DlpackCallArguments {
+  PyObject* storage[6] = {};  // storage[0]: the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
+  PyObject* made[2] = {};
+  Py_ssize_t count = 1;
+  bool ok = true;
+
+  DlpackCallArguments(const Internals& in, PyObject* obj, unsigned mask,
+                      const ImportOptions& options) {
+    storage[1] = obj;
+    if ((mask & kw_max_version) != 0) storage[1 + count++] = in.max_version;
+    if ((mask & kw_stream) != 0) {
+      made[0] = PyLong_FromLongLong(static_cast<long long>(*options.stream));
+      ok = ok && (storage[1 + count++] = made[0]) != nullptr;
+    }
+    if ((mask & kw_dl_device) != 0) {
+      const Device d = *options.dl_device;
+      made[1] = Py_BuildValue("(ii)", static_cast<int>(d.type()), static_cast<int>(d.id()));
+      ok = ok && (storage[1 + count++] = made[1]) != nullptr;
+    }
+    if ((mask & kw_copy) != 0) storage[1 + count++] = *options.copy ? Py_True : Py_False;
+  }
+  DlpackCallArguments(const DlpackCallArguments&) = delete;
+  DlpackCallArguments& operator=(const DlpackCallArguments&) = delete;
+  ~DlpackCallArguments() {
+    Py_XDECREF(made[0]);
+    Py_XDECREF(made[1]);
+  }
+  PyObject** args() noexcept { return storage + 1; }
+};
+
+// Vectorcall (the full API 3.9+, the limited API 3.12+) calls __dlpack__ with the arguments as
+// they are: no bound method, no tuple or dict. Before it, the attribute is looked up and called
+// with a kwargs dict.
+#if defined(Py_LIMITED_API) ? (Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000) \
+                            : PY_VERSION_HEX >= 0x03090000
+#define DLPACKPP_DETAIL_PY_VECTORCALL 1
+#else
+#define DLPACKPP_DETAIL_PY_VECTORCALL 0
+#endif
+
+// obj.__dlpack__(**the keywords in `mask`): through `method` (the type's __dlpack__ from
+// dlpack_method, held by the caller) where it is not NULL, which is exactly the same call
+// without binding a method (type_cache.hpp says when); a new reference or NULL with a Python
+// exception set.
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
-  // What nearly every import asks, max_version alone or no keyword at all, through the type's
-  // method: nothing to build or release.
-  const bool plain = mask == 0 || mask == kw_max_version;
-  if (DLPACKPP_LIKELY(plain && method != nullptr)) {
-    PyObject* fast[3] = {nullptr, obj, in.max_version};
-    return PyObject_Vectorcall(method, fast + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                               mask == 0 ? nullptr : in.kwnames[kw_max_version]);
-  }
-#endif
-  // Arguments are borrowed by the call; only the ones made here are released after it.
-  PyObject* storage[6] = {nullptr, obj, nullptr, nullptr, nullptr, nullptr};
-  PyObject** args = storage + 1;  // storage[0] is the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
-  PyObject* made[2] = {nullptr, nullptr};
-  Py_ssize_t n = 1;
-  bool ok = true;
-  if ((mask & kw_max_version) != 0) args[n++] = in.max_version;
-  if ((mask & kw_stream) != 0) {
-    made[0] = PyLong_FromLongLong(static_cast<long long>(*options.stream));
-    ok = ok && (args[n++] = made[0]) != nullptr;
-  }
-  if ((mask & kw_dl_device) != 0) {
-    const Device d = *options.dl_device;
-    made[1] = Py_BuildValue("(ii)", static_cast<int>(d.type()), static_cast<int>(d.id()));
-    ok = ok && (args[n++] = made[1]) != nullptr;
-  }
-  if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
-  PyObject* result = nullptr;
-  if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
-    if (method != nullptr) {
-      result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                   mask != 0 ? in.kwnames[mask] : nullptr);
-    } else {
-      result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                         mask != 0 ? in.kwnames[mask] : nullptr);
-    }
-#elif defined(Py_LIMITED_API) && Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000
-    static_cast<void>(method);
-    result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                       mask != 0 ? in.kwnames[mask] : nullptr);
+  DlpackCallArguments a(in, obj, mask, options);
+  if (DLPACKPP_UNLIKELY(!a.ok)) return nullptr;
+  PyObject* names = mask != 0 ? in.kwnames[mask] : nullptr;
+#if DLPACKPP_DETAIL_PY_VECTORCALL
+  const std::size_t nargs = 1 | PY_VECTORCALL_ARGUMENTS_OFFSET;
+  if (method != nullptr) return PyObject_Vectorcall(method, a.args(), nargs, names);
+  return PyObject_VectorcallMethod(in.str_dlpack, a.args(), nargs, names);
 #else
-    method = PyObject_GetAttr(obj, in.str_dlpack);  // never kept without vectorcall
-    PyObject* empty = method != nullptr ? PyTuple_New(0) : nullptr;
-    PyObject* kwargs = empty != nullptr && mask != 0 ? PyDict_New() : nullptr;
-    bool built = empty != nullptr && (mask == 0 || kwargs != nullptr);
-    for (Py_ssize_t i = 1; built && i < n; ++i) {
-      built = PyDict_SetItem(kwargs, PyTuple_GetItem(in.kwnames[mask], i - 1), args[i]) == 0;
-    }
-    if (built) result = PyObject_Call(method, empty, kwargs);
-    Py_XDECREF(kwargs);
-    Py_XDECREF(empty);
-    Py_XDECREF(method);
-#endif
-  }
-  Py_XDECREF(made[0]);
-  Py_XDECREF(made[1]);
+  static_cast<void>(method);  // NULL: dlpack_method needs the full API 3.9+
+  PyObject* bound = PyObject_GetAttr(obj, in.str_dlpack);
+  PyObject* empty = bound != nullptr ? PyTuple_New(0) : nullptr;
+  PyObject* kwargs = empty != nullptr && mask != 0 ? PyDict_New() : nullptr;
+  bool built = empty != nullptr && (mask == 0 || kwargs != nullptr);
+  for (Py_ssize_t i = 1; built && i < a.count; ++i)
+    built = PyDict_SetItem(kwargs, PyTuple_GetItem(names, i - 1), a.args()[i]) == 0;
+  PyObject* result = built ? PyObject_Call(bound, empty, kwargs) : nullptr;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(empty);
+  Py_XDECREF(bound);
   return result;
+#endif
 }
 
 // Whether `exc` passed through more than one Python frame on its way out of __dlpack__: then
@@ -1966,8 +1908,6 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/import.hpp ----
 // #include "dlpackpp/python/state.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_object.hpp" (inlined below)
@@ -1982,7 +1922,6 @@ DLPACKPP_END_NAMESPACE
 /// device tuples published once, the `exported` flag atomically.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/recycled_block.hpp is in it
@@ -2008,7 +1947,6 @@ DLPACKPP_END_NAMESPACE
 /// before to_pyobject, so there is nothing to order.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
@@ -2154,8 +2092,6 @@ inline bool set_work_stream(Device device, void* stream) noexcept {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/stream_order.hpp ----
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
 
@@ -2170,22 +2106,12 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-#if !DLPACKPP_DETAIL_PY_FREE_THREADED
-// The blocks of exports and shared tensors: one freed block of each kind kept for the next,
-// exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
-using ::dlpackpp::detail::RecycledBlock;
-#else
-// Without the GIL the one process-wide slot would be a cache line that every thread's exports
-// write (two threads importing their own tensors ran at half the speed of one): the allocator's
-// per-thread caches serve instead.
+// The blocks of exports and shared tensors (detail/recycled_block.hpp): with the GIL, one freed
+// block of each kind kept for the next, exchanged atomically so that a block may be given back
+// on any thread. Without it, none: the one slot would be a cache line that every thread's
+// exports write (two threads importing their own tensors ran at half the speed of one).
 template <class T>
-struct RecycledBlock {
-  static void* take(const std::nothrow_t& nothrow) noexcept {
-    return ::operator new(sizeof(T), nothrow);
-  }
-  static void give_back(void* p) noexcept { ::operator delete(p); }
-};
-#endif
+using RecycledBlock = ::dlpackpp::detail::RecycledBlock<T, !DLPACKPP_DETAIL_PY_FREE_THREADED>;
 
 /// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
 /// (the object, each export).
@@ -2347,8 +2273,6 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE
 
 // ---- end dlpackpp/python/tensor_object.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (already inlined)
@@ -2535,8 +2459,6 @@ auto borrow(PyObject* obj, F&& f, const ImportOptions& options = {}) {
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/borrow.hpp ----
 // #include "dlpackpp/python/capsule.hpp" (already inlined)
 // #include "dlpackpp/python/errors.hpp" (already inlined)
@@ -2554,7 +2476,6 @@ DLPACKPP_END_NAMESPACE
 /// tensor (any number of times) or, with copy=True, a fresh copy.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/conversions.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
@@ -2799,8 +2720,6 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/tensor_dlpack.hpp ----
 // #include "dlpackpp/python/tensor_object.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_type.hpp" (inlined below)
@@ -2812,7 +2731,6 @@ DLPACKPP_END_NAMESPACE
 /// buffer; to_pyobject() makes one.
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
@@ -3094,8 +3012,6 @@ inline PyObject* new_tensor_object(ImportedTensor&& tensor, const StreamHook* ho
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
-
 // ---- end dlpackpp/python/tensor_type.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (already inlined)
 // Empty unless this translation unit sees the CUDA runtime (see dlpackpp/cuda.hpp).
@@ -3111,7 +3027,6 @@ DLPACKPP_END_NAMESPACE
 /// DLPACKPP_HAS_CUDA_RUNTIME=1); elsewhere empty. Link the CUDA runtime (`CUDA::cudart`).
 
 // #include "dlpackpp/python/python_h.hpp" (already inlined)
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/cuda.hpp"  // DLPACKPP_HAS_CUDA_RUNTIME, CudaDeviceGuard, cuda_error
 
@@ -3272,8 +3187,10 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor, cudaStream_t producer_stre
 DLPACKPP_END_NAMESPACE
 
 #endif  // DLPACKPP_HAS_CUDA_RUNTIME
-#endif  // DLPACKPP_PYTHON_AVAILABLE
 
 // ---- end dlpackpp/python/cuda.hpp ----
 
-#endif  // DLPACKPP_PYTHON_AVAILABLE
+#else
+/// 0: Python.h is not on the include path; this header defines nothing.
+#define DLPACKPP_PYTHON_AVAILABLE 0
+#endif

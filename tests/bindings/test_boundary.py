@@ -61,12 +61,19 @@ class DaemonThreadAtExit(unittest.TestCase):
         abandons keep their poisoned redzones, and ASan's own unpoisoning on the way out
         (__asan_handle_no_return) writes over them, which it reports as a stack-buffer-
         underflow ("may be a false positive if your program uses some custom stack unwind
-        mechanism"). A caster that touches Python there is a SEGV report instead."""
+        mechanism"). Where the frames it passes leave ASan nothing to unpoison, the unwind
+        reaches the binding library's `catch (abi::__forced_unwind&)` (pybind11's dispatcher,
+        the nanobind caster's), and UBSan reports binding that reference: a forced unwind is
+        a foreign exception with no C++ object, so the reference is null by design. A caster
+        that touches Python there is a SEGV report instead."""
         if done.returncode == 0:
             return True
         report = done.stderr
-        return ("AddressSanitizer: stack-buffer-underflow" in report
-                and "__asan_handle_no_return" in report and "SEGV" not in report)
+        if "SEGV" in report:
+            return False
+        return (("AddressSanitizer: stack-buffer-underflow" in report
+                 and "__asan_handle_no_return" in report)
+                or "reference binding to null pointer of type 'struct __forced_unwind'" in report)
 
 
 class Interrupts(unittest.TestCase):

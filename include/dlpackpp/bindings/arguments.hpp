@@ -19,8 +19,6 @@
 
 #include "dlpackpp/python.hpp"
 
-#if defined(Py_PYTHON_H)
-
 #include "dlpackpp/bindings/names.hpp"
 #include "dlpackpp/conversions.hpp"
 #include "dlpackpp/detail/config.hpp"
@@ -303,5 +301,4 @@ PyObject* to_result(BasicManagedTensor<DLManaged>&& tensor) noexcept {
 }  // namespace bindings
 DLPACKPP_END_NAMESPACE
 
-#endif  // Py_PYTHON_H
 #endif  // DLPACKPP_BINDINGS_ARGUMENTS_HPP_

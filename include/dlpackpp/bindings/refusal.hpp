@@ -11,8 +11,6 @@
 
 #include "dlpackpp/python.hpp"
 
-#if defined(Py_PYTHON_H)
-
 #include "dlpackpp/bindings/arguments.hpp"
 #include "dlpackpp/bindings/names.hpp"
 #include "dlpackpp/managed_tensor.hpp"
@@ -168,5 +166,4 @@ std::string explain_refusal(PyObject* obj) {
 }  // namespace bindings
 DLPACKPP_END_NAMESPACE
 
-#endif  // Py_PYTHON_H
 #endif  // DLPACKPP_BINDINGS_REFUSAL_HPP_

@@ -7,7 +7,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/conversions.hpp"
 #include "dlpackpp/detail/config.hpp"
@@ -261,5 +260,3 @@ inline ImportedTensor from_capsule(PyObject* capsule, const ValidateOptions& opt
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -9,7 +9,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/cuda.hpp"  // DLPACKPP_HAS_CUDA_RUNTIME, CudaDeviceGuard, cuda_error
 
@@ -170,4 +169,3 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor, cudaStream_t producer_stre
 DLPACKPP_END_NAMESPACE
 
 #endif  // DLPACKPP_HAS_CUDA_RUNTIME
-#endif  // DLPACKPP_PYTHON_AVAILABLE

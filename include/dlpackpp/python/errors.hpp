@@ -6,7 +6,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/error.hpp"
@@ -17,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 DLPACKPP_BEGIN_NAMESPACE
 namespace python {
@@ -38,6 +38,10 @@ struct RaisedError {
   bool empty() const noexcept { return exc == nullptr; }
   PyObject* value() const noexcept { return exc; }
   PyObject* traceback() const noexcept { return PyException_GetTraceback(exc); }  // new ref
+  /// The exception (a new reference; its __traceback__ complete), this holder left empty.
+  PyObject* take() noexcept { return std::exchange(exc, nullptr); }
+  /// Makes `taken` (a reference from take(), stolen) the pending exception.
+  static void raise(PyObject* taken) noexcept { PyErr_SetRaisedException(taken); }
 #else
   PyObject* type = nullptr;
   PyObject* val = nullptr;
@@ -62,6 +66,17 @@ struct RaisedError {
   PyObject* traceback() const noexcept {  // new ref
     Py_XINCREF(tb);
     return tb;
+  }
+  PyObject* take() noexcept {
+    if (tb != nullptr) PyException_SetTraceback(val, tb);
+    Py_CLEAR(type);
+    Py_CLEAR(tb);
+    return std::exchange(val, nullptr);
+  }
+  static void raise(PyObject* taken) noexcept {
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(taken));
+    Py_INCREF(type);
+    PyErr_Restore(type, taken, PyException_GetTraceback(taken));
   }
 #endif
 };
@@ -104,12 +119,7 @@ inline bool is_stashed(const Error& error) noexcept {
 // The stashed exception's value, borrowed from the thread state's dict, or NULL.
 inline PyObject* stashed_value() noexcept {
   PyObject* dict = PyThreadState_GetDict();
-  PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
-#if PY_VERSION_HEX >= 0x030C0000
-  return kept;
-#else
-  return kept != nullptr ? PyTuple_GetItem(kept, 1) : nullptr;
-#endif
+  return dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
 }
 
 // Keeps `raised` (its references taken) as the stashed exception for `error`; where the thread
@@ -117,14 +127,7 @@ inline PyObject* stashed_value() noexcept {
 inline void stash(const Error& error, RaisedError& raised) noexcept {
   stashed_error() = error;
   PyObject* dict = PyThreadState_GetDict();
-#if PY_VERSION_HEX >= 0x030C0000
-  PyObject* kept = raised.exc;
-  raised.exc = nullptr;
-#else
-  PyObject* kept = PyTuple_Pack(3, raised.type, raised.val != nullptr ? raised.val : Py_None,
-                                raised.tb != nullptr ? raised.tb : Py_None);
-  raised.clear();
-#endif
+  PyObject* kept = raised.take();
   if (dict == nullptr || kept == nullptr || PyDict_SetItemString(dict, stash_key, kept) != 0) {
     stashed_error().reset();
     PyErr_Clear();
@@ -149,19 +152,8 @@ inline bool restore_stash() noexcept {
   PyObject* dict = PyThreadState_GetDict();
   PyObject* kept = dict != nullptr ? PyDict_GetItemString(dict, stash_key) : nullptr;
   if (kept == nullptr) return false;
-#if PY_VERSION_HEX >= 0x030C0000
   Py_INCREF(kept);
-  PyErr_SetRaisedException(kept);
-#else
-  PyObject* type = PyTuple_GetItem(kept, 0);
-  PyObject* val = PyTuple_GetItem(kept, 1);
-  PyObject* tb = PyTuple_GetItem(kept, 2);
-  if (tb == Py_None) tb = nullptr;
-  Py_INCREF(type);
-  Py_INCREF(val);
-  Py_XINCREF(tb);
-  PyErr_Restore(type, val, tb);
-#endif
+  RaisedError::raise(kept);
   RaisedError pending;
   pending.fetch();
   if (PyDict_DelItemString(dict, stash_key) != 0) PyErr_Clear();
@@ -327,5 +319,3 @@ DLPACKPP_COLD inline PyObject* raise_python(const Error& error) noexcept {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

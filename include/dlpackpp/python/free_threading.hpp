@@ -2,14 +2,13 @@
 /// @file
 /// What the Python layer needs to share state between threads without the GIL (a
 /// free-threaded CPython, `Py_GIL_DISABLED`, 3.13t and later): the orders of reads and writes of
-/// published state, an object made lazily and published once, a function run once, and an
-/// object's critical section. On a GIL
-/// build each is what the code did before (a plain load, a plain store, nothing): the GIL
-/// already orders every access.
+/// published state, a lock, an object's critical section, an object made lazily and published
+/// once, and a function run once. Every free-threading branch of the layer is here: on a GIL
+/// build the lock and the critical section are nothing and the orders relaxed, since the GIL
+/// already orders every access; the other rooms use these without a branch of their own.
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 
@@ -27,6 +26,10 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
+/// Whether several threads may run Python code at once (DLPACKPP_DETAIL_PY_FREE_THREADED), for
+/// `if constexpr` where both branches compile on every build.
+inline constexpr bool free_threaded = DLPACKPP_DETAIL_PY_FREE_THREADED != 0;
+
 /// The order of a read of state another thread may publish: acquire without the GIL, relaxed
 /// (a plain load) with it, where the GIL orders every access.
 inline constexpr std::memory_order shared_acquire =
@@ -35,11 +38,73 @@ inline constexpr std::memory_order shared_acquire =
 inline constexpr std::memory_order shared_release =
     DLPACKPP_DETAIL_PY_FREE_THREADED ? std::memory_order_release : std::memory_order_relaxed;
 
+#if DLPACKPP_DETAIL_PY_FREE_THREADED
+/// A lock for state that threads without the GIL share: a PyMutex, constant-initialized, which
+/// detaches a waiting thread from the interpreter (so a stop-the-world pause never waits on it).
+/// Nothing on a GIL build, where holding the GIL already serializes.
+class Mutex {
+ public:
+  /// Takes it.
+  void lock() noexcept { PyMutex_Lock(&mutex_); }
+  /// Lets it go.
+  void unlock() noexcept { PyMutex_Unlock(&mutex_); }
+
+ private:
+  PyMutex mutex_{};
+};
+
+/// Holds `obj`'s critical section for its lifetime, so that what one thread reads and changes
+/// in `obj` (a capsule's name, pointer and destructor) is one step for every other thread that
+/// also holds it. RAII rather than the Py_BEGIN/END macro pair: an exception thrown inside
+/// (describing an error allocates) still ends the section. Nothing on a GIL build.
+class CriticalSection {
+ public:
+  /// Enters `obj`'s critical section.
+  explicit CriticalSection(PyObject* obj) noexcept { PyCriticalSection_Begin(&section_, obj); }
+  CriticalSection(const CriticalSection&) = delete;
+  CriticalSection& operator=(const CriticalSection&) = delete;
+  /// Leaves it.
+  ~CriticalSection() { PyCriticalSection_End(&section_); }
+
+ private:
+  PyCriticalSection section_;
+};
+#else
+/// The GIL build's Mutex: the GIL already serializes every holder.
+class Mutex {
+ public:
+  /// Nothing to take.
+  void lock() noexcept {}
+  /// Nothing to let go.
+  void unlock() noexcept {}
+};
+
+/// The GIL build's CriticalSection: the GIL already makes each step one.
+class CriticalSection {
+ public:
+  /// Nothing to enter.
+  explicit CriticalSection(PyObject*) noexcept {}
+};
+#endif
+
+/// Holds a Mutex for its lifetime (also when what runs under it throws).
+class MutexLock {
+ public:
+  /// Takes `mutex`.
+  explicit MutexLock(Mutex& mutex) noexcept : mutex_(mutex) { mutex_.lock(); }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+  /// Lets it go.
+  ~MutexLock() { mutex_.unlock(); }
+
+ private:
+  Mutex& mutex_;
+};
+
 /// Stores `made` (a new reference, not NULL) into `slot` unless another thread published one
 /// first, and returns the published object (borrowed from `slot`): the loser's copy is dropped,
-/// so every thread sees the one object. A plain store on a GIL build, where nobody can race.
+/// so every thread sees the one object.
 inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
   PyObject* expected = nullptr;
   if (slot.compare_exchange_strong(expected, made, std::memory_order_acq_rel,
                                    std::memory_order_acquire)) {
@@ -47,10 +112,6 @@ inline PyObject* publish_once(std::atomic<PyObject*>& slot, PyObject* made) noex
   }
   Py_DECREF(made);
   return expected;
-#else
-  slot.store(made, std::memory_order_relaxed);
-  return made;
-#endif
 }
 
 /// What `slot` holds (borrowed), or NULL.
@@ -61,9 +122,7 @@ inline PyObject* published(const std::atomic<PyObject*>& slot) noexcept {
 /// Whether run_once has run; constant-initialized, so a function-local one needs no guard.
 struct OnceFlag {
   std::atomic<bool> done{false};  ///< set once the function has returned
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  PyMutex mutex{};  ///< held while the function runs
-#endif
+  Mutex mutex;                    ///< held while the function runs
 };
 
 /// Runs `init` the first time it is called with `once` (the GIL or the calling thread attached
@@ -71,60 +130,18 @@ struct OnceFlag {
 /// attached, and without the GIL the interpreter's stop-the-world pauses (garbage collection)
 /// wait for every attached thread, so an `init` that allocates could wait forever; with the
 /// GIL, an `init` that lets the GIL go would let a second thread block on the guard holding
-/// it. A thread that arrives while another runs `init` waits on a PyMutex without the GIL
-/// (free-threaded build: the mutex detaches it while it waits); with the GIL it may run `init`
-/// a second time, which must be harmless.
+/// it. A thread that arrives while another runs `init` waits on the Mutex, detached (free-
+/// threaded build); with the GIL it may run `init` a second time, which must be harmless.
 template <class F>
 void run_once(OnceFlag& once, F&& init) {
   if (DLPACKPP_LIKELY(once.done.load(std::memory_order_acquire))) return;
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  struct Unlock {  // also when `init` throws
-    PyMutex& mutex;
-    ~Unlock() { PyMutex_Unlock(&mutex); }
-  };
-  PyMutex_Lock(&once.mutex);
-  const Unlock unlock{once.mutex};
+  const MutexLock held(once.mutex);
   if (!once.done.load(std::memory_order_relaxed)) {
     init();
     once.done.store(true, std::memory_order_release);
   }
-#else
-  init();
-  once.done.store(true, std::memory_order_release);
-#endif
 }
-
-/// Holds `obj`'s critical section for its lifetime on a free-threaded build, so that what
-/// one thread reads and changes in `obj` (a capsule's name, pointer and destructor) is one step
-/// for every other thread that also holds it; nothing on a GIL build, where the GIL already
-/// makes it one step. RAII rather than the Py_BEGIN/END macro pair: an exception thrown inside
-/// (describing an error allocates) still ends the section.
-class CriticalSection {
- public:
-  /// Enters `obj`'s critical section (free-threaded build).
-  explicit CriticalSection(PyObject* obj) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-    PyCriticalSection_Begin(&section_, obj);
-#else
-    static_cast<void>(obj);
-#endif
-  }
-  CriticalSection(const CriticalSection&) = delete;
-  CriticalSection& operator=(const CriticalSection&) = delete;
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  /// Leaves it.
-  ~CriticalSection() { PyCriticalSection_End(&section_); }
-
- private:
-  PyCriticalSection section_;
-#else
-  /// Nothing to leave.
-  ~CriticalSection() = default;
-#endif
-};
 
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -7,7 +7,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/python/errors.hpp"
@@ -59,15 +58,10 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
   PyObject* atexit = fn != nullptr ? PyImport_ImportModule("atexit") : nullptr;
   PyObject* r = nullptr;
   if (atexit != nullptr) {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
     // Every extension built with dlpackpp has its own `arming` mutex (below), so two modules
     // could still call atexit.register at once; the atexit module's own lock serializes them.
-    Py_BEGIN_CRITICAL_SECTION(atexit);
-#endif
+    const CriticalSection serialized(atexit);
     r = PyObject_CallMethod(atexit, "register", "O", fn);
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-    Py_END_CRITICAL_SECTION();
-#endif
   }
   Py_XDECREF(atexit);
   Py_XDECREF(fn);
@@ -83,14 +77,9 @@ DLPACKPP_COLD inline void register_exit_hook() noexcept {
 /// atexit.register is not safe to call from two threads at once (ThreadSanitizer sees its
 /// list raced). The mutex is constant-initialized and detaches a waiting thread.
 DLPACKPP_COLD inline void arm_shutdown_guard_slowly() noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  static PyMutex arming{};
-  PyMutex_Lock(&arming);
+  static Mutex arming;
+  const MutexLock held(arming);
   if (!shutdown_guard().armed.load()) register_exit_hook();
-  PyMutex_Unlock(&arming);
-#else
-  register_exit_hook();
-#endif
 }
 
 /// Makes sure the atexit hook is registered, once per process (GIL held).
@@ -251,5 +240,3 @@ class HeldRef {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -8,7 +8,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/device.hpp"
@@ -22,6 +21,7 @@
 #include "dlpackpp/python/type_cache.hpp"
 #include "dlpackpp/validate.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -127,78 +127,77 @@ inline Result<ImportedTensor> import_exchange(Internals& in, const TypeEntry& en
 
 // ---- 2. the call: obj.__dlpack__(**the keywords in `mask`) ---------------------------------
 
-// Through `method` (the type's __dlpack__ from dlpack_method, which the caller holds) where
-// not NULL; a new reference or NULL with a Python exception set. Four ways to make the call,
-// each where the API in force has it, the cheapest first:
-// - the full API (3.9+) with the type's method and max_version alone or no keyword: one
-//   vectorcall with arguments already built (no bound method, nothing made or released);
-// - the full API otherwise: the type's method, or PyObject_VectorcallMethod with the interned
-//   name, with the interpreter's keyword-name tuple for `mask`;
-// - the limited API 3.12+: PyObject_VectorcallMethod (no _PyType_Lookup there);
-// - older limited APIs: the attribute looked up and called with a kwargs dict.
-// What the first two buy: an import through __dlpack__ binds no method and builds no tuple
-// or dict; what they rely on: the type's method is exactly obj.__dlpack__ (dlpack_method,
-// type_cache.hpp).
+// What a call of __dlpack__ with the keywords in `mask` passes, in vectorcall's layout: `obj`
+// first, then each keyword's value in Internals::keyword_names order (the interpreter's tuple
+// of their names is kwnames[mask]). Borrowed where they can be; the two made here are
+// released when it dies. `ok` is false with a Python exception set where making one failed.
+struct DlpackCallArguments {
+  PyObject* storage[6] = {};  // storage[0]: the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
+  PyObject* made[2] = {};
+  Py_ssize_t count = 1;
+  bool ok = true;
+
+  DlpackCallArguments(const Internals& in, PyObject* obj, unsigned mask,
+                      const ImportOptions& options) {
+    storage[1] = obj;
+    if ((mask & kw_max_version) != 0) storage[1 + count++] = in.max_version;
+    if ((mask & kw_stream) != 0) {
+      made[0] = PyLong_FromLongLong(static_cast<long long>(*options.stream));
+      ok = ok && (storage[1 + count++] = made[0]) != nullptr;
+    }
+    if ((mask & kw_dl_device) != 0) {
+      const Device d = *options.dl_device;
+      made[1] = Py_BuildValue("(ii)", static_cast<int>(d.type()), static_cast<int>(d.id()));
+      ok = ok && (storage[1 + count++] = made[1]) != nullptr;
+    }
+    if ((mask & kw_copy) != 0) storage[1 + count++] = *options.copy ? Py_True : Py_False;
+  }
+  DlpackCallArguments(const DlpackCallArguments&) = delete;
+  DlpackCallArguments& operator=(const DlpackCallArguments&) = delete;
+  ~DlpackCallArguments() {
+    Py_XDECREF(made[0]);
+    Py_XDECREF(made[1]);
+  }
+  PyObject** args() noexcept { return storage + 1; }
+};
+
+// Vectorcall (the full API 3.9+, the limited API 3.12+) calls __dlpack__ with the arguments as
+// they are: no bound method, no tuple or dict. Before it, the attribute is looked up and called
+// with a kwargs dict.
+#if defined(Py_LIMITED_API) ? (Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000) \
+                            : PY_VERSION_HEX >= 0x03090000
+#define DLPACKPP_DETAIL_PY_VECTORCALL 1
+#else
+#define DLPACKPP_DETAIL_PY_VECTORCALL 0
+#endif
+
+// obj.__dlpack__(**the keywords in `mask`): through `method` (the type's __dlpack__ from
+// dlpack_method, held by the caller) where it is not NULL, which is exactly the same call
+// without binding a method (type_cache.hpp says when); a new reference or NULL with a Python
+// exception set.
 inline PyObject* call_dlpack(Internals& in, PyObject* obj, PyObject* method, unsigned mask,
                              const ImportOptions& options) {
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
-  // What nearly every import asks, max_version alone or no keyword at all, through the type's
-  // method: nothing to build or release.
-  const bool plain = mask == 0 || mask == kw_max_version;
-  if (DLPACKPP_LIKELY(plain && method != nullptr)) {
-    PyObject* fast[3] = {nullptr, obj, in.max_version};
-    return PyObject_Vectorcall(method, fast + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                               mask == 0 ? nullptr : in.kwnames[kw_max_version]);
-  }
-#endif
-  // Arguments are borrowed by the call; only the ones made here are released after it.
-  PyObject* storage[6] = {nullptr, obj, nullptr, nullptr, nullptr, nullptr};
-  PyObject** args = storage + 1;  // storage[0] is the slot PY_VECTORCALL_ARGUMENTS_OFFSET allows
-  PyObject* made[2] = {nullptr, nullptr};
-  Py_ssize_t n = 1;
-  bool ok = true;
-  if ((mask & kw_max_version) != 0) args[n++] = in.max_version;
-  if ((mask & kw_stream) != 0) {
-    made[0] = PyLong_FromLongLong(static_cast<long long>(*options.stream));
-    ok = ok && (args[n++] = made[0]) != nullptr;
-  }
-  if ((mask & kw_dl_device) != 0) {
-    const Device d = *options.dl_device;
-    made[1] = Py_BuildValue("(ii)", static_cast<int>(d.type()), static_cast<int>(d.id()));
-    ok = ok && (args[n++] = made[1]) != nullptr;
-  }
-  if ((mask & kw_copy) != 0) args[n++] = *options.copy ? Py_True : Py_False;
-  PyObject* result = nullptr;
-  if (ok) {  // the keyword names' tuple for `mask` was made with the interpreter's state
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
-    if (method != nullptr) {
-      result = PyObject_Vectorcall(method, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                   mask != 0 ? in.kwnames[mask] : nullptr);
-    } else {
-      result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                         mask != 0 ? in.kwnames[mask] : nullptr);
-    }
-#elif defined(Py_LIMITED_API) && Py_LIMITED_API + 0 >= 0x030C0000 && PY_VERSION_HEX >= 0x030C0000
-    static_cast<void>(method);
-    result = PyObject_VectorcallMethod(in.str_dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                       mask != 0 ? in.kwnames[mask] : nullptr);
+  DlpackCallArguments a(in, obj, mask, options);
+  if (DLPACKPP_UNLIKELY(!a.ok)) return nullptr;
+  PyObject* names = mask != 0 ? in.kwnames[mask] : nullptr;
+#if DLPACKPP_DETAIL_PY_VECTORCALL
+  const std::size_t nargs = 1 | PY_VECTORCALL_ARGUMENTS_OFFSET;
+  if (method != nullptr) return PyObject_Vectorcall(method, a.args(), nargs, names);
+  return PyObject_VectorcallMethod(in.str_dlpack, a.args(), nargs, names);
 #else
-    method = PyObject_GetAttr(obj, in.str_dlpack);  // never kept without vectorcall
-    PyObject* empty = method != nullptr ? PyTuple_New(0) : nullptr;
-    PyObject* kwargs = empty != nullptr && mask != 0 ? PyDict_New() : nullptr;
-    bool built = empty != nullptr && (mask == 0 || kwargs != nullptr);
-    for (Py_ssize_t i = 1; built && i < n; ++i) {
-      built = PyDict_SetItem(kwargs, PyTuple_GetItem(in.kwnames[mask], i - 1), args[i]) == 0;
-    }
-    if (built) result = PyObject_Call(method, empty, kwargs);
-    Py_XDECREF(kwargs);
-    Py_XDECREF(empty);
-    Py_XDECREF(method);
-#endif
-  }
-  Py_XDECREF(made[0]);
-  Py_XDECREF(made[1]);
+  static_cast<void>(method);  // NULL: dlpack_method needs the full API 3.9+
+  PyObject* bound = PyObject_GetAttr(obj, in.str_dlpack);
+  PyObject* empty = bound != nullptr ? PyTuple_New(0) : nullptr;
+  PyObject* kwargs = empty != nullptr && mask != 0 ? PyDict_New() : nullptr;
+  bool built = empty != nullptr && (mask == 0 || kwargs != nullptr);
+  for (Py_ssize_t i = 1; built && i < a.count; ++i)
+    built = PyDict_SetItem(kwargs, PyTuple_GetItem(names, i - 1), a.args()[i]) == 0;
+  PyObject* result = built ? PyObject_Call(bound, empty, kwargs) : nullptr;
+  Py_XDECREF(kwargs);
+  Py_XDECREF(empty);
+  Py_XDECREF(bound);
   return result;
+#endif
 }
 
 // Whether `exc` passed through more than one Python frame on its way out of __dlpack__: then
@@ -389,5 +388,3 @@ inline Result<void*> current_stream(PyObject* obj, Device device) {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -8,7 +8,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/exchange_api.hpp"
@@ -47,6 +46,7 @@ struct TypeTable {
   TypeEntry types[slots];
   int type_count = 0;
   int next_evict = 0;
+  int hint = 0;  ///< the slot the last lookup found (only a hint: checked against the type)
 };
 
 /// One per interpreter (see the file comment).
@@ -61,9 +61,7 @@ struct Internals {
   PyObject* keyword_names[4] = {};
   PyObject* max_version = nullptr;  ///< (1, minor of the dlpack.h in force)
   PyObject* kwnames[16] = {};       ///< tuples of keyword names per mask (all made up front)
-#if !DLPACKPP_DETAIL_PY_FREE_THREADED
-  TypeTable table;  ///< without the GIL each thread has its own (type_cache.hpp)
-#endif
+  TypeTable table;  ///< with the GIL; without it each thread has its own (type_cache.hpp)
 };
 
 // The last interpreter's block, for a pointer compare instead of a dict lookup. One pointer,
@@ -89,9 +87,7 @@ inline void destroy_internals(PyObject* capsule) {
   for (PyObject* s : in->keyword_names) Py_XDECREF(s);
   Py_XDECREF(in->max_version);
   for (PyObject* t : in->kwnames) Py_XDECREF(t);
-#if !DLPACKPP_DETAIL_PY_FREE_THREADED
   for (int i = 0; i < in->table.type_count; ++i) Py_XDECREF(in->table.types[i].type);
-#endif
   delete in;
 }
 
@@ -100,7 +96,7 @@ inline void destroy_internals(PyObject* capsule) {
 #define DLPACKPP_DETAIL_PY_STR2(x) #x
 #define DLPACKPP_DETAIL_PY_STR(x) DLPACKPP_DETAIL_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_5__";
+    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_6__";
 #undef DLPACKPP_DETAIL_PY_STR
 #undef DLPACKPP_DETAIL_PY_STR2
 
@@ -259,5 +255,3 @@ class StateHold {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

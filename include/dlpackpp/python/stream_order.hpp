@@ -9,7 +9,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/device.hpp"
@@ -154,5 +153,3 @@ inline bool set_work_stream(Device device, void* stream) noexcept {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

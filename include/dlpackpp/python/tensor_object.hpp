@@ -9,7 +9,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/detail/recycled_block.hpp"
@@ -37,22 +36,12 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-#if !DLPACKPP_DETAIL_PY_FREE_THREADED
-// The blocks of exports and shared tensors: one freed block of each kind kept for the next,
-// exchanged atomically, so a block may be given back on any thread (detail/recycled_block.hpp).
-using ::dlpackpp::detail::RecycledBlock;
-#else
-// Without the GIL the one process-wide slot would be a cache line that every thread's exports
-// write (two threads importing their own tensors ran at half the speed of one): the allocator's
-// per-thread caches serve instead.
+// The blocks of exports and shared tensors (detail/recycled_block.hpp): with the GIL, one freed
+// block of each kind kept for the next, exchanged atomically so that a block may be given back
+// on any thread. Without it, none: the one slot would be a cache line that every thread's
+// exports write (two threads importing their own tensors ran at half the speed of one).
 template <class T>
-struct RecycledBlock {
-  static void* take(const std::nothrow_t& nothrow) noexcept {
-    return ::operator new(sizeof(T), nothrow);
-  }
-  static void give_back(void* p) noexcept { ::operator delete(p); }
-};
-#endif
+using RecycledBlock = ::dlpackpp::detail::RecycledBlock<T, !DLPACKPP_DETAIL_PY_FREE_THREADED>;
 
 /// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
 /// (the object, each export).
@@ -214,5 +203,3 @@ inline Result<ImportedTensor> copy_of(const TensorView& view) {
 }  // namespace detail
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

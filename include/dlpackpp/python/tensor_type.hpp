@@ -6,7 +6,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/device.hpp"
@@ -287,5 +286,3 @@ inline PyObject* new_tensor_object(ImportedTensor&& tensor, const StreamHook* ho
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE

@@ -9,7 +9,6 @@
 #pragma once
 
 #include "dlpackpp/python/python_h.hpp"
-#if DLPACKPP_PYTHON_AVAILABLE
 
 #include "dlpackpp/detail/config.hpp"
 #include "dlpackpp/exchange_api.hpp"
@@ -58,16 +57,10 @@ DLPACKPP_COLD inline const ExchangeApi* lookup_exchange_api(Internals& in, PyObj
 // afresh, and safe without the GIL. It replaced a private per-type copy of the method, which
 // saved 42 instructions per import, 3.5% (benchmarks/python_compare/README.md, "Finding
 // `__dlpack__`"): under the 10% that would justify the copy's version-tag rules.
-#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
-#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 1
-#else
-#define DLPACKPP_DETAIL_PY_DLPACK_METHOD 0
-#endif
-
 // The type's `__dlpack__` to be called with `obj` first (see above): a new reference, or NULL
 // (nothing raised) where the call must go through the name.
 inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
-#if DLPACKPP_DETAIL_PY_DLPACK_METHOD
+#if !defined(Py_LIMITED_API) && PY_VERSION_HEX >= 0x03090000
   PyTypeObject* tp = Py_TYPE(obj);
   bool has_dict = tp->tp_dictoffset != 0;
 #ifdef Py_TPFLAGS_MANAGED_DICT
@@ -92,17 +85,15 @@ inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
 #endif
 }
 
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
 // Without the GIL: this thread's table for one interpreter (by its id, which CPython never
-// reuses), and its hint. Nothing in it is shared, so it needs no lock and no atomics; what one
-// thread learns (a table, a legacy producer) another learns again, once per type. At thread
-// exit its references are dropped with release_reference (the GIL taken only while shutdown
-// cannot start; leaked otherwise): for the main interpreter only, the one PyGILState serves.
-// A sub-interpreter's table is leaked instead, as is one left when the thread moves to another
-// interpreter: that interpreter may be gone.
+// reuses). Nothing in it is shared, so it needs no lock and no atomics; what one thread learns
+// (a table, a legacy producer) another learns again, once per type. At thread exit its
+// references are dropped with release_reference (the GIL taken only while shutdown cannot
+// start; leaked otherwise): for the main interpreter only, the one PyGILState serves. A
+// sub-interpreter's table is leaked instead, as is one left when the thread moves to another
+// interpreter: that interpreter may be gone. Unused with the GIL.
 struct ThreadTypeTable {
   std::int64_t interp_id = -1;
-  int hint = 0;
   TypeTable table;
   ThreadTypeTable() = default;
   ThreadTypeTable(const ThreadTypeTable&) = delete;
@@ -112,50 +103,28 @@ struct ThreadTypeTable {
     for (int i = 0; i < table.type_count; ++i) release_reference(table.types[i].type);
   }
 };
-inline ThreadTypeTable& thread_table() noexcept {
-  static thread_local ThreadTypeTable mine;
-  return mine;
-}
-#endif
 
 /// The table `in`'s interpreter keeps for this thread: the interpreter's own with the GIL.
 inline TypeTable& table_of(Internals& in) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  ThreadTypeTable& mine = thread_table();
-  if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
-    ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
-    mine.interp_id = in.interp_id;
-    mine.hint = 0;
+  if constexpr (free_threaded) {
+    static thread_local ThreadTypeTable mine;
+    if (DLPACKPP_UNLIKELY(mine.interp_id != in.interp_id)) {
+      ::new (&mine.table) TypeTable();  // another interpreter's entries: leaked (see above)
+      mine.interp_id = in.interp_id;
+    }
+    return mine.table;
+  } else {
+    return in.table;
   }
-  return mine.table;
-#else
-  return in.table;
-#endif
-}
-
-// The slot the last lookup found: a module calling with one producer type again and again
-// (the common case) then skips the scan. Only a hint, checked against the slot's type, so with
-// the GIL one per process is right for any interpreter's table and needs no room in the shared
-// Internals; without it, one per thread beside the thread's table.
-inline int& last_found_slot(TypeTable& table) noexcept {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  static_cast<void>(table);
-  return thread_table().hint;
-#else
-  static_cast<void>(table);
-  static int slot = 0;
-  return slot;
-#endif
 }
 
 /// `type`'s entry if it is cached, else NULL; never calls into Python.
 inline TypeEntry* cached_type(Internals& in, PyObject* type) noexcept {
   TypeTable& table = table_of(in);
-  int& hint = last_found_slot(table);
-  if (DLPACKPP_LIKELY(table.types[hint].type == type)) return &table.types[hint];
+  if (DLPACKPP_LIKELY(table.types[table.hint].type == type)) return &table.types[table.hint];
   for (int i = 0; i < table.type_count; ++i) {
     if (table.types[i].type == type) {
-      hint = i;
+      table.hint = i;
       return &table.types[i];
     }
   }
@@ -175,9 +144,7 @@ DLPACKPP_COLD inline bool lookup_grad(Internals& in, PyObject* type, const Excha
 DLPACKPP_COLD inline TypeEntry* add_type(Internals& in, PyObject* type) {
   const ExchangeApi* api = lookup_exchange_api(in, type);
   const bool grad = lookup_grad(in, type, api);
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  arm_shutdown_guard();  // the thread's table drops its references at thread exit
-#endif
+  if constexpr (free_threaded) arm_shutdown_guard();  // the thread's table drops its references
   TypeTable& table = table_of(in);
   int slot = table.type_count;
   PyObject* evicted = nullptr;
@@ -241,5 +208,3 @@ inline const DLPackExchangeAPI* exchange_api_of(PyObject* obj) noexcept {
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
-
-#endif  // DLPACKPP_PYTHON_AVAILABLE
