@@ -140,6 +140,25 @@ PyObject* set_work_stream(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+// import_tensor(obj, stream=None): py::try_from_dlpack(obj) (stream None: through the exchange
+// table where the type has one) or with ImportOptions::stream; returns the imported device.
+PyObject* import_tensor(PyObject*, PyObject* args) {
+  PyObject* obj = nullptr;
+  PyObject* stream = Py_None;
+  if (PyArg_ParseTuple(args, "O|O", &obj, &stream) == 0) return nullptr;
+  py::ImportOptions options;
+  if (stream != Py_None) {
+    options.stream = static_cast<std::intptr_t>(PyLong_AsSsize_t(stream));
+    if (PyErr_Occurred() != nullptr) return nullptr;
+  }
+  dlpackpp::Result<py::ImportedTensor> t = py::try_from_dlpack(obj, options);
+  if (!t) {
+    py::set_python_error(t.error());
+    return nullptr;
+  }
+  return Py_BuildValue("(ii)", static_cast<int>(t->device().type()), t->device().id());
+}
+
 PyObject* has_cuda_runtime(PyObject*, PyObject*) {
   return PyBool_FromLong(DLPACKPP_HAS_CUDA_RUNTIME);
 }
@@ -186,6 +205,7 @@ PyMethodDef g_methods[] = {
     {"counts", &counts, METH_NOARGS, "(hook contexts released, tensors released)"},
     {"current_stream", &current_stream, METH_VARARGS, "py::current_stream(obj, device)"},
     {"set_work_stream", &set_work_stream, METH_VARARGS, "the thread's current work stream"},
+    {"import_tensor", &import_tensor, METH_VARARGS, "py::try_from_dlpack(obj[, stream])"},
     {"has_cuda_runtime", &has_cuda_runtime, METH_NOARGS, "built with the CUDA runtime"},
 #if DLPACKPP_HAS_CUDA_RUNTIME
     {"with_stream", &with_stream, METH_VARARGS, "py::to_pyobject(tensor, stream)"},

@@ -83,8 +83,19 @@ class StreamValues(unittest.TestCase):
 
     def test_the_exchange_table_is_no_sync(self):
         # An owning import through dlpackpp.Tensor's own table orders nothing (the spec's
-        # _no_sync), and neither does a borrow; the caller launches on current_work_stream.
+        # _no_sync): the caller launches on current_work_stream, which orders nothing either.
+        self.assertEqual(m.import_tensor(self.t), (KDL_CUDA, 0))
         m.current_stream(self.t, KDL_CUDA, 0)
+        self.assertEqual(m.orders(), [])
+        self.assertTrue(self.t.exported)
+
+    def test_a_cpp_import_with_a_stream_asks_for_it(self):
+        # ImportOptions::stream goes through __dlpack__(stream=...): the producer orders its
+        # work before the importer's stream.
+        self.assertEqual(m.import_tensor(self.t, 0xC0FFEE), (KDL_CUDA, 0))
+        self.assertEqual(m.orders(), [(HANDLE, 0xC0FFEE)])
+        with self.assertRaises(ValueError):
+            m.import_tensor(self.t, 0)  # the producer's refusal reaches the importer
         self.assertEqual(m.orders(), [])
 
 
