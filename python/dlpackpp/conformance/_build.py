@@ -143,11 +143,10 @@ def nvcc():
     if chosen:
         return shlex.split(chosen)
     found = shutil.which("nvcc")
-    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for home in [h for h in homes if h] if found is None else []:
-        if os.path.isfile(os.path.join(home, "bin", "nvcc")):
+    homes = (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda")
+    for home in homes:
+        if found is None and home and os.path.isfile(os.path.join(home, "bin", "nvcc")):
             found = os.path.join(home, "bin", "nvcc")
-            break
     if found is None:
         raise UsageError("no nvcc found: the dlpackpp target's GPU hooks compile a small CUDA "
                          "module (_probe_cuda.cu); put nvcc on PATH or set NVCC or CUDA_HOME")
