@@ -4,11 +4,15 @@ on PyTorch's stream with no host synchronization, and its kernel reads PyTorch's
 PyTorch's current stream. Each case would read wrong values if the order were not kept: the
 kernels are delayed (GPU clock spins) so that unordered work overtakes them.
 
-Needs a CUDA device and PyTorch built for it; skips itself otherwise (CI has no GPU)."""
+Needs a CUDA device and PyTorch built for it; skips itself otherwise (CI has no GPU), after
+checking what runs without one: the module loads, refuses a host array, and reports the CUDA
+error of a machine without a device."""
 import glob
 import os
 import sys
 import time
+
+import dlpackpp_cuda_streams_example as ext
 
 
 def skip(why):
@@ -16,10 +20,32 @@ def skip(why):
     sys.exit(0)
 
 
+def no_device_checks():
+    """What the module does without a GPU (it exits 1 on a wrong answer, before any skip)."""
+    try:
+        import numpy
+    except ImportError:
+        return
+    try:
+        ext.scale_(numpy.ones(3, numpy.float32), 2.0)
+        sys.exit("scale_ accepted a NumPy (host) array")
+    except ValueError as e:  # std::invalid_argument, as pybind11 maps it
+        if "takes a CUDA tensor" not in str(e):
+            sys.exit("scale_ refused a host array for another reason: %s" % e)
+    try:
+        ext.iota(4)
+        sys.exit("iota succeeded without a CUDA device")
+    except RuntimeError as e:
+        if not str(e).startswith("cuda"):  # "<the CUDA call>: <CUDA's message>"
+            sys.exit("iota failed without naming the CUDA call: %s" % e)
+    print("ok    without a device: scale_ refuses host memory, iota names the CUDA error")
+
+
 # Asking PyTorch whether there is a device means importing it (slow): a Linux machine without
 # an NVIDIA device node is answered first.
 if sys.platform.startswith("linux") and not (glob.glob("/dev/nvidia[0-9]*")
                                              or os.path.exists("/dev/dxg")):
+    no_device_checks()
     skip("no CUDA device on this machine (no /dev/nvidia* device node)")
 try:
     import torch
@@ -27,8 +53,6 @@ except ImportError:
     skip("PyTorch is not importable")
 if not torch.cuda.is_available():
     skip("PyTorch has no CUDA device")
-
-import dlpackpp_cuda_streams_example as ext  # noqa: E402 (after the skips)
 
 N = 1 << 20
 SPIN = 200_000_000  # GPU clock cycles: about 0.1 s on an H200
