@@ -6,7 +6,7 @@
 # It configures a Release build, builds only what these tests load, and runs:
 #   cuda.*                    nvcc compiles python/cuda.hpp and the CUDA examples; the
 #                             streams example runs with PyTorch (no host synchronization)
-#   python.cuda_streams       python/cuda.hpp's events against the real runtime
+#   python.cuda_streams*      python/cuda.hpp's events against the real runtime
 #   python.cuda               CUDA tensors through the Python layer (PyTorch, CuPy, JAX)
 #   test_cuda_allocate        allocate_cuda, every memory kind
 #   conformance.cuda_hooks*   the kit's P9 and X4 for dlpackpp (and torch, cupy) on the GPU,
@@ -21,10 +21,10 @@ export CUDA_MODULE_LOADING="${CUDA_MODULE_LOADING:-EAGER}"
 cmake -S "${root}" -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLPACKPP_SANITIZE=OFF \
   -DPython3_EXECUTABLE="${python}" > "${build}.configure.log" 2>&1 \
   || { tail -30 "${build}.configure.log"; exit 1; }
-cmake --build "${build}" -j "$(nproc)" --target dlpackpp_streams_test dlpackpp_test \
+cmake --build "${build}" -j "$(nproc)" --target dlpackpp_streams_test dlpackpp_streams_test_limited dlpackpp_test \
   test_cuda_allocate
 ctest --test-dir "${build}" --output-on-failure -j 1 -R \
-  '^(cuda\.|python\.cuda_streams$|python\.cuda$|test_cuda_allocate$|conformance\.(probe|cuda_hooks))' \
+  '^(cuda\.|python\.cuda_streams(_limited)?$|python\.cuda$|test_cuda_allocate$|conformance\.(probe|cuda_hooks))' \
   2>&1 | tee "${build}.gpu_check.log"
 if grep -q "DLPACKPP_TEST_SKIPPED\|(Skipped)" "${build}.gpu_check.log"; then
   echo "gpu_check: some tests were skipped (see above): not a full GPU run"

@@ -9,6 +9,15 @@
 // cudaStreamWaitEvent call itself needs a device.
 #include <dlpackpp/python.hpp>
 
+// The module's name: the same source is built with the full API and the limited API.
+#ifndef DLPACKPP_STREAMS_MODULE
+#define DLPACKPP_STREAMS_MODULE dlpackpp_streams_test
+#endif
+#define DLPACKPP_STREAMS_CAT2(a, b) a##b
+#define DLPACKPP_STREAMS_CAT(a, b) DLPACKPP_STREAMS_CAT2(a, b)
+#define DLPACKPP_STREAMS_STR2(x) #x
+#define DLPACKPP_STREAMS_STR(x) DLPACKPP_STREAMS_STR2(x)
+
 #if DLPACKPP_HAS_CUDA_RUNTIME
 #include <cuda_runtime_api.h>
 #endif
@@ -164,9 +173,11 @@ PyObject* has_cuda_runtime(PyObject*, PyObject*) {
 }
 
 #if DLPACKPP_HAS_CUDA_RUNTIME
+bool g_untouched = false;  // with_stream's last failure left the tensor to the caller
+
 // with_stream(device_type, device_id, n, stream): py::to_pyobject(tensor, stream) of a counted
-// tensor. Returns (the object, None, True) or, where it failed, (None, the exception, whether
-// the tensor was left untouched: still owned here, its deleter not run).
+// tensor. Where it fails the exception propagates, and untouched() says whether the tensor
+// was left to the caller (still owned here, its deleter not run; then released here).
 PyObject* with_stream(PyObject*, PyObject* args) {
   int type = 0, id = 0;
   Py_ssize_t n = 0;
@@ -177,16 +188,11 @@ PyObject* with_stream(PyObject*, PyObject* args) {
   const long before = g_deleters.load();
   PyObject* obj = py::to_pyobject(
       std::move(t), reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(stream)));
-  if (obj != nullptr) return Py_BuildValue("(NOO)", obj, Py_None, Py_True);
-  PyObject *type_obj = nullptr, *value = nullptr, *trace = nullptr;
-  PyErr_Fetch(&type_obj, &value, &trace);
-  PyErr_NormalizeException(&type_obj, &value, &trace);
-  const bool untouched = static_cast<bool>(t) && g_deleters.load() == before;
-  Py_XDECREF(type_obj);
-  Py_XDECREF(trace);
-  return Py_BuildValue("(ONO)", Py_None, value != nullptr ? value : Py_None,
-                       untouched ? Py_True : Py_False);
+  g_untouched = obj == nullptr && static_cast<bool>(t) && g_deleters.load() == before;
+  return obj;  // on failure `t` is released as it goes, with the exception pending
 }
+
+PyObject* untouched(PyObject*, PyObject*) { return PyBool_FromLong(g_untouched ? 1 : 0); }
 
 // cuda_devices(): cudaGetDeviceCount, 0 where it fails (no driver, no device).
 PyObject* cuda_devices(PyObject*, PyObject*) {
@@ -210,11 +216,12 @@ PyMethodDef g_methods[] = {
 #if DLPACKPP_HAS_CUDA_RUNTIME
     {"with_stream", &with_stream, METH_VARARGS, "py::to_pyobject(tensor, stream)"},
     {"cuda_devices", &cuda_devices, METH_NOARGS, "cudaGetDeviceCount, 0 on failure"},
+    {"untouched", &untouched, METH_NOARGS, "with_stream's last failure left the tensor"},
 #endif
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef g_module = {PyModuleDef_HEAD_INIT,
-                        "dlpackpp_streams_test",
+                        DLPACKPP_STREAMS_STR(DLPACKPP_STREAMS_MODULE),
                         "dlpackpp.Tensor's stream hook, tested",
                         -1,
                         g_methods,
@@ -225,4 +232,6 @@ PyModuleDef g_module = {PyModuleDef_HEAD_INIT,
 
 }  // namespace
 
-PyMODINIT_FUNC PyInit_dlpackpp_streams_test() { return PyModule_Create(&g_module); }
+PyMODINIT_FUNC DLPACKPP_STREAMS_CAT(PyInit_, DLPACKPP_STREAMS_MODULE)() {
+  return PyModule_Create(&g_module);
+}
