@@ -24,7 +24,7 @@ cmake -S "${root}" -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLPACKPP_
 cmake --build "${build}" -j "$(nproc)" --target dlpackpp_streams_test dlpackpp_streams_test_limited dlpackpp_test \
   test_cuda_allocate
 ctest --test-dir "${build}" --output-on-failure -j 1 -R \
-  '^(cuda\.|python\.cuda_streams(_limited)?$|python\.cuda$|test_cuda_allocate$|conformance\.(probe|cuda_hooks))' \
+  '^(cuda\.|python\.cuda_streams(_limited)?$|python\.cuda$|test_cuda_allocate|conformance\.(probe|cuda_hooks))' \
   2>&1 | tee "${build}.gpu_check.log"
 if grep -q "DLPACKPP_TEST_SKIPPED\|(Skipped)" "${build}.gpu_check.log"; then
   echo "gpu_check: some tests were skipped (see above): not a full GPU run"
