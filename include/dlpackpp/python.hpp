@@ -10,9 +10,11 @@
 /// on each other: python/errors.hpp (the one Errc-to-exception mapping),
 /// python/free_threading.hpp (sharing state without the GIL), python/gil.hpp (references dropped
 /// on any thread, shutdown), python/capsule.hpp, python/state.hpp (per interpreter),
-/// python/type_cache.hpp (per producer type; exchange_api_of), python/tensor_object.hpp,
-/// python/tensor_dlpack.hpp and python/tensor_type.hpp (dlpackpp.Tensor), python/import.hpp
-/// (try_from_dlpack), python/borrow.hpp (try_borrow).
+/// python/type_cache.hpp (per producer type; exchange_api_of), python/stream_order.hpp (pending
+/// device work, without CUDA types), python/tensor_object.hpp, python/tensor_dlpack.hpp and
+/// python/tensor_type.hpp (dlpackpp.Tensor), python/import.hpp (try_from_dlpack),
+/// python/borrow.hpp (try_borrow), python/cuda.hpp (to_pyobject with a producer stream; empty
+/// unless the translation unit sees the CUDA runtime, as <dlpackpp/cuda.hpp> says).
 #pragma once
 
 // Empty where Python.h is not on the include path, so that tools compiling every public
@@ -37,10 +39,13 @@
 #include "dlpackpp/python/gil.hpp"
 #include "dlpackpp/python/import.hpp"
 #include "dlpackpp/python/state.hpp"
+#include "dlpackpp/python/stream_order.hpp"
 #include "dlpackpp/python/tensor_dlpack.hpp"
 #include "dlpackpp/python/tensor_object.hpp"
 #include "dlpackpp/python/tensor_type.hpp"
 #include "dlpackpp/python/type_cache.hpp"
+// Empty unless this translation unit sees the CUDA runtime (see dlpackpp/cuda.hpp).
+#include "dlpackpp/python/cuda.hpp"
 
 #else
 /// 0: Python.h is not on the include path; this header defines nothing.

@@ -11,9 +11,11 @@
 /// on each other: python/errors.hpp (the one Errc-to-exception mapping),
 /// python/free_threading.hpp (sharing state without the GIL), python/gil.hpp (references dropped
 /// on any thread, shutdown), python/capsule.hpp, python/state.hpp (per interpreter),
-/// python/type_cache.hpp (per producer type; exchange_api_of), python/tensor_object.hpp,
-/// python/tensor_dlpack.hpp and python/tensor_type.hpp (dlpackpp.Tensor), python/import.hpp
-/// (try_from_dlpack), python/borrow.hpp (try_borrow).
+/// python/type_cache.hpp (per producer type; exchange_api_of), python/stream_order.hpp (pending
+/// device work, without CUDA types), python/tensor_object.hpp, python/tensor_dlpack.hpp and
+/// python/tensor_type.hpp (dlpackpp.Tensor), python/import.hpp (try_from_dlpack),
+/// python/borrow.hpp (try_borrow), python/cuda.hpp (to_pyobject with a producer stream; empty
+/// unless the translation unit sees the CUDA runtime, as <dlpackpp/cuda.hpp> says).
 #pragma once
 
 // Empty where Python.h is not on the include path, so that tools compiling every public
@@ -1939,6 +1941,164 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/python/capsule.hpp" (already inlined)
 // #include "dlpackpp/python/free_threading.hpp" (already inlined)
 // #include "dlpackpp/python/state.hpp" (already inlined)
+// #include "dlpackpp/python/stream_order.hpp" (inlined below)
+// ---- begin dlpackpp/python/stream_order.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// A producer's pending device work, as dlpackpp.Tensor sees it, with no CUDA type in sight:
+/// the hook python/cuda.hpp fills when C++ code hands over a tensor whose writes are still
+/// queued on a stream, the Python spec's reading of `__dlpack__(stream=...)` on CUDA, and each
+/// thread's current work stream per device (what the exchange table's current_work_stream
+/// reports). A tensor without a hook is what it always was: its producer finished writing
+/// before to_pyobject, so there is nothing to order.
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
+// #include "dlpackpp/python/errors.hpp" (already inlined)
+
+#include <cstdint>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+
+/// How one dlpackpp.Tensor orders its pending work before a consumer (python/cuda.hpp fills
+/// it). A static table: the object keeps a pointer to it and a context of the hook's own.
+struct StreamHook {
+  /// Makes `stream` (what __dlpack__ was given: Py_None or an int) wait for the work, without
+  /// blocking the host; NULL means the host itself reads next (copy=True) and must wait.
+  /// False with a Python exception set.
+  bool (*order)(void* context, PyObject* stream) noexcept;
+  /// Releases `context`, exactly once, when the object dies: on whatever thread drops it,
+  /// also while the interpreter finalizes, so it calls no Python.
+  void (*release)(void* context) noexcept;
+};
+
+/// What a consumer's `stream` asks of a CUDA producer (the Python spec's CUDA rules).
+enum class CudaConsumer : int {
+  no_wait,     ///< -1: the consumer orders the work itself
+  legacy,      ///< None or 1: the legacy default stream
+  per_thread,  ///< 2: the per-thread default stream
+  handle,      ///< any other positive int: a cudaStream_t
+};
+
+/// A consumer's stream, read: its kind and, for CudaConsumer::handle, the cudaStream_t's value.
+struct ConsumerStream {
+  CudaConsumer kind = CudaConsumer::legacy;  ///< what the consumer asked for
+  std::uintptr_t handle = 0;                 ///< the stream's address, for `handle`
+};
+
+/// Reads `stream` (Py_None or an int, as __dlpack__ checked) by the Python spec's CUDA rules;
+/// 0 ("ambiguous", refused by the spec) and negatives other than -1 are ValueError, an int
+/// wider than a pointer too. False with the exception set.
+inline bool cuda_consumer_stream(PyObject* stream, ConsumerStream& out) {
+  out = ConsumerStream();
+  if (stream == Py_None) return true;  // the spec: None is the legacy default stream on CUDA
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(stream, &overflow);
+  if (value == -1 && overflow == 0 && PyErr_Occurred() != nullptr) return false;
+  if (overflow == 0 && value == -1) {
+    out.kind = CudaConsumer::no_wait;
+    return true;
+  }
+  if (overflow == 0 && (value == 1 || value == 2)) {
+    out.kind = value == 1 ? CudaConsumer::legacy : CudaConsumer::per_thread;
+    return true;
+  }
+  if (overflow > 0 || (overflow == 0 && value > 2)) {
+    // A handle is an address: as unsigned as the pointer it came from (CuPy's `ptr`, PyTorch's
+    // `cuda_stream`), and never wider.
+    const unsigned long long address = PyLong_AsUnsignedLongLong(stream);
+    if (PyErr_Occurred() == nullptr && address <= UINTPTR_MAX) {
+      out.kind = CudaConsumer::handle;
+      out.handle = static_cast<std::uintptr_t>(address);
+      return true;
+    }
+    PyErr_Clear();
+  }
+  PyErr_Format(PyExc_ValueError,
+               "dlpackpp.Tensor.__dlpack__: stream=%R is not a CUDA stream: pass None or 1 (the "
+               "legacy default stream), 2 (the per-thread default stream), a cudaStream_t, or -1 "
+               "(no synchronization); 0 is ambiguous and refused",
+               stream);
+  return false;
+}
+
+// ---- the thread's current work stream -----------------------------------------------------
+// The exchange table's current_work_stream names no tensor, only a device: it reports the
+// stream this thread's C++ code last handed work over on (to_pyobject with a stream, or
+// set_current_work_stream). It lives in the thread state's dict, not in a C++ thread_local,
+// because the table answering may belong to another extension module (every module built
+// with this ABI shares dlpackpp.Tensor's type), and CPython drops the dict with the thread.
+
+/// The thread state's dict key: {(device type << 32) | id: stream address}.
+inline constexpr const char work_streams_key[] = "dlpackpp.current_work_streams";
+
+/// The key of `device` in that dict (a new reference), NULL with an exception set.
+inline PyObject* work_stream_key(Device device) noexcept {
+  const unsigned long long code = (static_cast<unsigned long long>(device.type()) << 32U) |
+                                  static_cast<std::uint32_t>(device.id());
+  return PyLong_FromUnsignedLongLong(code);
+}
+
+/// The thread's dict of current work streams (borrowed), made when `make`; NULL when there
+/// is none yet (no exception) or with an exception set.
+inline PyObject* work_streams(bool make) noexcept {
+  PyObject* state = PyThreadState_GetDict();  // borrowed; per thread, so no lock needed
+  if (state == nullptr) {
+    if (make && PyErr_Occurred() == nullptr)
+      PyErr_SetString(PyExc_RuntimeError, "dlpackpp: no thread state dict");
+    return nullptr;
+  }
+  PyObject* streams = PyDict_GetItemString(state, work_streams_key);  // borrowed
+  if (streams != nullptr || !make) return streams;
+  streams = PyDict_New();
+  if (streams == nullptr) return nullptr;
+  const int rc = PyDict_SetItemString(state, work_streams_key, streams);
+  Py_DECREF(streams);  // the thread's dict holds it now
+  return rc == 0 ? streams : nullptr;
+}
+
+// The exception stays pending: the exchange table's set_error keeps a pending one.
+DLPACKPP_COLD inline Error work_stream_error() {
+  return Error(Errc::invalid_argument, "dlpackpp: the current work stream could not be read");
+}
+
+/// This thread's current work stream on `device`: NULL (the default stream) until C++ code
+/// hands work over on another; on failure an Error, with the Python exception left pending.
+inline Result<void*> work_stream_of(Device device) {
+  PyObject* streams = work_streams(false);
+  if (streams == nullptr) {
+    if (PyErr_Occurred() != nullptr) return work_stream_error();
+    return static_cast<void*>(nullptr);
+  }
+  PyObject* key = work_stream_key(device);
+  if (key == nullptr) return work_stream_error();
+  PyObject* value = PyDict_GetItem(streams, key);  // borrowed
+  Py_DECREF(key);
+  return value != nullptr ? PyLong_AsVoidPtr(value) : nullptr;
+}
+
+/// Makes `stream` this thread's current work stream on `device`; false with an exception set.
+inline bool set_work_stream(Device device, void* stream) noexcept {
+  PyObject* streams = work_streams(true);
+  if (streams == nullptr) return false;
+  PyObject* key = work_stream_key(device);
+  PyObject* value = key != nullptr ? PyLong_FromVoidPtr(stream) : nullptr;
+  const int rc = value != nullptr ? PyDict_SetItem(streams, key, value) : -1;
+  Py_XDECREF(value);
+  Py_XDECREF(key);
+  return rc == 0;
+}
+
+}  // namespace detail
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+// ---- end dlpackpp/python/stream_order.hpp ----
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
 
 #include <atomic>
@@ -2025,6 +2185,8 @@ struct TensorObject {
   std::atomic<PyObject*> shape;         ///< tuple, made on first use (publish_once)
   std::atomic<PyObject*> device_tuple;  ///< (device_type, device_id), made on first use
   std::atomic<bool> exported;           ///< exported (or imported through the table) at least once
+  const StreamHook* hook;               ///< NULL, or how pending device work is ordered
+  void* hook_context;                   ///< the hook's own, released with the object
 };
 
 inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
@@ -2061,8 +2223,10 @@ inline SharedTensor* shared_of(TensorObject* self) noexcept {
   return self->shared;
 }
 
-/// Releases the object's hold on its tensor (tp_dealloc).
+/// Releases the object's hold on its tensor, and its stream hook's context (tp_dealloc). The
+/// exports keep no hook: each ordered its consumer's stream when it was made.
 inline void release_tensor(TensorObject* self) noexcept {
+  if (self->hook != nullptr) self->hook->release(self->hook_context);
   if (self->shared != nullptr)
     let_go(self->shared);
   else
@@ -2308,6 +2472,7 @@ DLPACKPP_END_NAMESPACE
 // #include "dlpackpp/python/gil.hpp" (already inlined)
 // #include "dlpackpp/python/import.hpp" (already inlined)
 // #include "dlpackpp/python/state.hpp" (already inlined)
+// #include "dlpackpp/python/stream_order.hpp" (already inlined)
 // #include "dlpackpp/python/tensor_dlpack.hpp" (inlined below)
 // ---- begin dlpackpp/python/tensor_dlpack.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -2432,8 +2597,9 @@ inline bool check_dlpack_arguments(const ImportedTensor& tensor, const DlpackArg
                    a.stream);
       return false;
     }
-    // dlpackpp.Tensor has no stream of its own: the C++ code that made it has finished
-    // writing before to_pyobject, so any stream of its device is already in order. A CPU
+    // Without a stream hook the C++ code that made the tensor finished writing before
+    // to_pyobject, so any stream of its device is already in order; with one (a tensor handed
+    // over with its producer's stream, python/cuda.hpp) the hook reads the value. A CPU
     // tensor has no streams at all: -1 ("do not synchronize") is the one integer allowed.
     if (ours.type() == kDLCPU) {
       const long long stream = PyLong_AsLongLong(a.stream);
@@ -2542,6 +2708,12 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
   DlpackRequest request;
   const ImportedTensor& tensor = tensor_of(self);
   if (!check_dlpack_arguments(tensor, arguments, request)) return nullptr;
+  // Work still queued on the producer's stream: the consumer's stream waits for it (every
+  // export its own consumer's), or the host does where it reads a copy.
+  if (self->hook != nullptr &&
+      !self->hook->order(self->hook_context, request.copy ? nullptr : arguments.stream)) {
+    return nullptr;
+  }
   DLPACKPP_DETAIL_TRY {
     if (request.copy) return export_copy(tensor, request.versioned);
     return export_shared(self, request.versioned);
@@ -2589,6 +2761,9 @@ namespace python {
 inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept;
 
 namespace detail {
+
+inline PyObject* new_tensor_object(ImportedTensor&& tensor, const StreamHook* hook,
+                                   void* hook_context) noexcept;
 
 // The tuple is made once per object (the device never changes) and shared after that.
 inline PyObject* tensor_dlpack_device(PyObject* obj, PyObject*) {
@@ -2667,7 +2842,8 @@ PyCFunction as_cfunction(Fn fn) noexcept {
 
 #if DLPACKPP_HAS_EXCHANGE_API
 /// The exchange table dlpackpp.Tensor carries: an owning import is one more export sharing
-/// the tensor, borrowing reads it in place, streams are NULL (the tensor has none).
+/// the tensor, borrowing reads it in place (neither waits for pending work: the table's
+/// entries are `_no_sync`), and the current work stream is this thread's (stream_order.hpp).
 struct TensorExchangeImpl {
   static Result<TensorObject*> checked(void* py_object) {
     auto* obj = static_cast<PyObject*>(py_object);
@@ -2708,7 +2884,11 @@ struct TensorExchangeImpl {
     out = tensor_of(*self).get()->dl_tensor;
     return {};
   }
-  static void* current_work_stream(Device) { return nullptr; }
+  // The stream this thread's C++ code last handed work over on (python/stream_order.hpp).
+  static Result<void*> current_work_stream(Device device) {
+    if (device.type() == kDLCPU) return static_cast<void*>(nullptr);
+    return work_stream_of(device);
+  }
   static void set_error(std::string_view kind, std::string_view message) {
     raise_kind(kind, message);
   }
@@ -2787,6 +2967,16 @@ inline PyTypeObject* tensor_type() noexcept {
 /// the object and every export are gone, on the thread that lets go last. On failure returns
 /// NULL with a Python exception set and leaves `tensor` untouched.
 inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
+  return detail::new_tensor_object(std::move(tensor), nullptr, nullptr);
+}
+
+namespace detail {
+
+/// to_pyobject's body, with a stream hook and its context (python/cuda.hpp; NULL for none),
+/// which the object releases when it dies. On failure the caller keeps the tensor and the
+/// context.
+inline PyObject* new_tensor_object(ImportedTensor&& tensor, const StreamHook* hook,
+                                   void* hook_context) noexcept {
   if (!tensor) {
     PyErr_SetString(PyExc_ValueError, "dlpackpp: to_pyobject of an empty handle");
     return nullptr;
@@ -2818,14 +3008,193 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   ::new (static_cast<void*>(&self->shape)) std::atomic<PyObject*>(nullptr);
   ::new (static_cast<void*>(&self->device_tuple)) std::atomic<PyObject*>(nullptr);
   ::new (static_cast<void*>(&self->exported)) std::atomic<bool>(false);
+  self->hook = hook;
+  self->hook_context = hook_context;
   return obj;
 }
+
+}  // namespace detail
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/python/tensor_type.hpp ----
 // #include "dlpackpp/python/type_cache.hpp" (already inlined)
+// Empty unless this translation unit sees the CUDA runtime (see dlpackpp/cuda.hpp).
+// #include "dlpackpp/python/cuda.hpp" (inlined below)
+// ---- begin dlpackpp/python/cuda.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// CUDA work still pending when a tensor reaches Python: to_pyobject(tensor, producer_stream)
+/// records an event on the producer's stream, and every `__dlpack__(stream=s)` makes `s` wait
+/// for it (cudaStreamWaitEvent) instead of the host waiting for the device. Part of
+/// <dlpackpp/python.hpp>, and like <dlpackpp/cuda.hpp> active only in translation units that
+/// see the CUDA runtime (under nvcc, after `#include <cuda_runtime_api.h>`, or with
+/// DLPACKPP_HAS_CUDA_RUNTIME=1); elsewhere empty. Link the CUDA runtime (`CUDA::cudart`).
+
+// #include "dlpackpp/python/python_h.hpp" (already inlined)
+
+#include "dlpackpp/cuda.hpp"  // DLPACKPP_HAS_CUDA_RUNTIME, CudaDeviceGuard, cuda_error
+
+#if DLPACKPP_HAS_CUDA_RUNTIME
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/error.hpp is in it
+// #include "dlpackpp/python/errors.hpp" (already inlined)
+// #include "dlpackpp/python/stream_order.hpp" (already inlined)
+// #include "dlpackpp/python/tensor_type.hpp" (already inlined)
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <new>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+
+/// One exported tensor's pending work: an event recorded on the producer's stream at export.
+struct CudaPendingWork {
+  cudaEvent_t event = nullptr;
+  Device device;
+};
+
+/// Raises the Error a failed CUDA call makes (dlpackpp::detail::cuda_error), which throws
+/// std::bad_alloc for out of memory: that becomes MemoryError here, never a throw.
+DLPACKPP_COLD inline void raise_cuda_error(const char* call, Device device,
+                                           cudaError_t status) noexcept {
+  DLPACKPP_DETAIL_TRY { set_python_error(::dlpackpp::detail::cuda_error(call, device, status)); }
+  DLPACKPP_DETAIL_CATCH(...) { set_error_from_current_exception(); }
+}
+
+/// The cudaStream_t a consumer named (python/stream_order.hpp read the Python value).
+inline cudaStream_t cuda_stream_of(const ConsumerStream& consumer) noexcept {
+  switch (consumer.kind) {
+    case CudaConsumer::legacy:
+      return cudaStreamLegacy;
+    case CudaConsumer::per_thread:
+      return cudaStreamPerThread;
+    default:
+      return reinterpret_cast<cudaStream_t>(consumer.handle);
+  }
+}
+
+/// StreamHook::order for CUDA: the consumer's stream waits for the event (the host never
+/// does), -1 leaves the order to the consumer, and a host copy (copy=True of managed memory)
+/// waits on the host, the one reader that has no stream.
+inline bool cuda_order(void* context, PyObject* stream) noexcept {
+  const auto* work = static_cast<const CudaPendingWork*>(context);
+  if (stream == nullptr) {
+    if (!work->device.is_host_accessible()) return true;  // the copy is refused after this
+    const cudaError_t status = cudaEventSynchronize(work->event);
+    if (status != cudaSuccess) raise_cuda_error("cudaEventSynchronize", work->device, status);
+    return status == cudaSuccess;
+  }
+  ConsumerStream consumer;
+  if (!cuda_consumer_stream(stream, consumer)) return false;
+  if (consumer.kind == CudaConsumer::no_wait) return true;
+  // The default streams are per device: the tensor's device is made current to name them.
+  const ::dlpackpp::detail::CudaDeviceGuard guard(work->device.id());
+  if (guard.status != cudaSuccess) {
+    raise_cuda_error(guard.call, work->device, guard.status);
+    return false;
+  }
+  const cudaError_t status = cudaStreamWaitEvent(cuda_stream_of(consumer), work->event, 0);
+  if (status != cudaSuccess) raise_cuda_error("cudaStreamWaitEvent", work->device, status);
+  return status == cudaSuccess;
+}
+
+/// StreamHook::release for CUDA: the event goes, on any thread. A failure (the runtime
+/// already unloaded at process exit) has nowhere to go and is dropped.
+inline void cuda_release(void* context) noexcept {
+  auto* work = static_cast<CudaPendingWork*>(context);
+  if (work->event != nullptr) static_cast<void>(cudaEventDestroy(work->event));
+  delete work;
+}
+
+/// The hook every CUDA tensor with a producer stream carries.
+inline constexpr StreamHook cuda_stream_hook = {&cuda_order, &cuda_release};
+
+/// A new CudaPendingWork with its event recorded on `stream`; NULL with an exception set.
+inline CudaPendingWork* record_pending_work(Device device, cudaStream_t stream) noexcept {
+  auto* work = new (std::nothrow) CudaPendingWork();
+  if (work == nullptr) {
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  work->device = device;
+  const ::dlpackpp::detail::CudaDeviceGuard guard(device.id());  // events belong to a device
+  const char* call = guard.call;
+  cudaError_t status = guard.status;
+  if (status == cudaSuccess) {
+    call = "cudaEventCreateWithFlags";
+    status = cudaEventCreateWithFlags(&work->event, cudaEventDisableTiming);
+  }
+  if (status == cudaSuccess) {
+    call = "cudaEventRecord";
+    status = cudaEventRecord(work->event, stream);
+  }
+  if (status != cudaSuccess) {
+    raise_cuda_error(call, device, status);
+    cuda_release(work);
+    return nullptr;
+  }
+  return work;
+}
+
+}  // namespace detail
+
+/// Makes `stream` this thread's current work stream on `device`: what dlpackpp.Tensor's
+/// exchange table reports from current_work_stream (to_pyobject with a stream sets it too).
+/// Keep the stream alive while consumers may launch on it.
+inline Result<void> try_set_current_work_stream(Device device, cudaStream_t stream) {
+  if (!detail::set_work_stream(device, static_cast<void*>(stream)))
+    return detail::take_python_error("set_current_work_stream");
+  return {};
+}
+
+/// As to_pyobject, for a CUDA tensor whose writes may still be queued on `producer_stream`:
+/// an event recorded on it now, and `__dlpack__(stream=s)` makes `s` wait for it without
+/// blocking the host (None and 1: the legacy default stream, 2: the per-thread one, -1:
+/// nothing, 0: ValueError), every export its own consumer's stream; `producer_stream`
+/// becomes this thread's current work stream on the tensor's device (the exchange table's
+/// current_work_stream), also when the call fails after recording. The event is destroyed
+/// once, with the object. Only Device::cuda
+/// and Device::cuda_managed tensors (else BufferError). On failure returns NULL with a Python
+/// exception set and leaves `tensor` untouched.
+inline PyObject* to_pyobject(ImportedTensor&& tensor, cudaStream_t producer_stream) noexcept {
+  if (!tensor) return to_pyobject(std::move(tensor));  // its ValueError
+  const Device device = tensor.device();
+  if (device.type_code() != device_code::cuda && device.type_code() != device_code::cuda_managed) {
+    DLPACKPP_DETAIL_TRY {
+      set_python_error(::dlpackpp::detail::make_error(
+          Errc::unsupported_device,
+          "to_pyobject with a producer stream takes a cuda or "
+          "cuda_managed tensor, not one on ",
+          device.to_string(), " (synchronize the stream and call to_pyobject(tensor))"));
+    }
+    DLPACKPP_DETAIL_CATCH(...) { detail::set_error_from_current_exception(); }
+    return nullptr;
+  }
+  detail::CudaPendingWork* work = detail::record_pending_work(device, producer_stream);
+  if (work == nullptr) return nullptr;
+  // The stream is made current before the object exists, so that no failure after the object
+  // took the tensor can leave the caller without it.
+  PyObject* obj = nullptr;
+  if (detail::set_work_stream(device, static_cast<void*>(producer_stream)))
+    obj = detail::new_tensor_object(std::move(tensor), &detail::cuda_stream_hook, work);
+  if (obj == nullptr) detail::cuda_release(work);
+  return obj;
+}
+
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_HAS_CUDA_RUNTIME
+
+// ---- end dlpackpp/python/cuda.hpp ----
 
 #else
 /// 0: Python.h is not on the include path; this header defines nothing.

@@ -121,8 +121,9 @@ inline bool check_dlpack_arguments(const ImportedTensor& tensor, const DlpackArg
                    a.stream);
       return false;
     }
-    // dlpackpp.Tensor has no stream of its own: the C++ code that made it has finished
-    // writing before to_pyobject, so any stream of its device is already in order. A CPU
+    // Without a stream hook the C++ code that made the tensor finished writing before
+    // to_pyobject, so any stream of its device is already in order; with one (a tensor handed
+    // over with its producer's stream, python/cuda.hpp) the hook reads the value. A CPU
     // tensor has no streams at all: -1 ("do not synchronize") is the one integer allowed.
     if (ours.type() == kDLCPU) {
       const long long stream = PyLong_AsLongLong(a.stream);
@@ -231,6 +232,12 @@ inline PyObject* tensor_dlpack(PyObject* obj, PyObject* args, PyObject* kwargs) 
   DlpackRequest request;
   const ImportedTensor& tensor = tensor_of(self);
   if (!check_dlpack_arguments(tensor, arguments, request)) return nullptr;
+  // Work still queued on the producer's stream: the consumer's stream waits for it (every
+  // export its own consumer's), or the host does where it reads a copy.
+  if (self->hook != nullptr &&
+      !self->hook->order(self->hook_context, request.copy ? nullptr : arguments.stream)) {
+    return nullptr;
+  }
   DLPACKPP_DETAIL_TRY {
     if (request.copy) return export_copy(tensor, request.versioned);
     return export_shared(self, request.versioned);

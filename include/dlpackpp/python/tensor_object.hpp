@@ -22,6 +22,7 @@
 #include "dlpackpp/python/capsule.hpp"
 #include "dlpackpp/python/free_threading.hpp"
 #include "dlpackpp/python/state.hpp"
+#include "dlpackpp/python/stream_order.hpp"
 #include "dlpackpp/tensor_view.hpp"
 
 #include <atomic>
@@ -108,6 +109,8 @@ struct TensorObject {
   std::atomic<PyObject*> shape;         ///< tuple, made on first use (publish_once)
   std::atomic<PyObject*> device_tuple;  ///< (device_type, device_id), made on first use
   std::atomic<bool> exported;           ///< exported (or imported through the table) at least once
+  const StreamHook* hook;               ///< NULL, or how pending device work is ordered
+  void* hook_context;                   ///< the hook's own, released with the object
 };
 
 inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
@@ -144,8 +147,10 @@ inline SharedTensor* shared_of(TensorObject* self) noexcept {
   return self->shared;
 }
 
-/// Releases the object's hold on its tensor (tp_dealloc).
+/// Releases the object's hold on its tensor, and its stream hook's context (tp_dealloc). The
+/// exports keep no hook: each ordered its consumer's stream when it was made.
 inline void release_tensor(TensorObject* self) noexcept {
+  if (self->hook != nullptr) self->hook->release(self->hook_context);
   if (self->shared != nullptr)
     let_go(self->shared);
   else

@@ -31,6 +31,9 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept;
 
 namespace detail {
 
+inline PyObject* new_tensor_object(ImportedTensor&& tensor, const StreamHook* hook,
+                                   void* hook_context) noexcept;
+
 // The tuple is made once per object (the device never changes) and shared after that.
 inline PyObject* tensor_dlpack_device(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<TensorObject*>(obj);
@@ -108,7 +111,8 @@ PyCFunction as_cfunction(Fn fn) noexcept {
 
 #if DLPACKPP_HAS_EXCHANGE_API
 /// The exchange table dlpackpp.Tensor carries: an owning import is one more export sharing
-/// the tensor, borrowing reads it in place, streams are NULL (the tensor has none).
+/// the tensor, borrowing reads it in place (neither waits for pending work: the table's
+/// entries are `_no_sync`), and the current work stream is this thread's (stream_order.hpp).
 struct TensorExchangeImpl {
   static Result<TensorObject*> checked(void* py_object) {
     auto* obj = static_cast<PyObject*>(py_object);
@@ -149,7 +153,11 @@ struct TensorExchangeImpl {
     out = tensor_of(*self).get()->dl_tensor;
     return {};
   }
-  static void* current_work_stream(Device) { return nullptr; }
+  // The stream this thread's C++ code last handed work over on (python/stream_order.hpp).
+  static Result<void*> current_work_stream(Device device) {
+    if (device.type() == kDLCPU) return static_cast<void*>(nullptr);
+    return work_stream_of(device);
+  }
   static void set_error(std::string_view kind, std::string_view message) {
     raise_kind(kind, message);
   }
@@ -228,6 +236,16 @@ inline PyTypeObject* tensor_type() noexcept {
 /// the object and every export are gone, on the thread that lets go last. On failure returns
 /// NULL with a Python exception set and leaves `tensor` untouched.
 inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
+  return detail::new_tensor_object(std::move(tensor), nullptr, nullptr);
+}
+
+namespace detail {
+
+/// to_pyobject's body, with a stream hook and its context (python/cuda.hpp; NULL for none),
+/// which the object releases when it dies. On failure the caller keeps the tensor and the
+/// context.
+inline PyObject* new_tensor_object(ImportedTensor&& tensor, const StreamHook* hook,
+                                   void* hook_context) noexcept {
   if (!tensor) {
     PyErr_SetString(PyExc_ValueError, "dlpackpp: to_pyobject of an empty handle");
     return nullptr;
@@ -259,8 +277,12 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
   ::new (static_cast<void*>(&self->shape)) std::atomic<PyObject*>(nullptr);
   ::new (static_cast<void*>(&self->device_tuple)) std::atomic<PyObject*>(nullptr);
   ::new (static_cast<void*>(&self->exported)) std::atomic<bool>(false);
+  self->hook = hook;
+  self->hook_context = hook_context;
   return obj;
 }
+
+}  // namespace detail
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE

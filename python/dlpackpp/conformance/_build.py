@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Builds the kit's probe (_probe.cpp) on first use and loads it.
+"""Builds the kit's probe (_probe.cpp) on first use and loads it; the same for the dlpackpp
+target's GPU hooks (_probe_cuda.cu, with nvcc), where a GPU check first asks for them.
 
 The wheel is headers only, so the probe is compiled where the kit runs: with the system's
 C++ compiler ($CXX, else c++), this interpreter's headers, and dlpackpp's own headers (the
@@ -67,11 +68,11 @@ def _compiler():
     return words
 
 
-def _digest(parts, include):
+def _digest(parts, include, sources=_SOURCES):
     h = hashlib.sha256()
     for part in parts:
         h.update(part.encode() + b"\0")
-    for name in _SOURCES:
+    for name in sources:
         with open(os.path.join(_HERE, name), "rb") as f:
             h.update(f.read())
     for folder, dirs, files in os.walk(os.path.join(include, "dlpackpp")):
@@ -82,18 +83,31 @@ def _digest(parts, include):
     return h.hexdigest()[:20]
 
 
-def build():
-    """The path of the compiled probe, compiling it when the cache has none."""
+def _python_include():
     py_include = sysconfig.get_paths()["include"]
     if not os.path.isfile(os.path.join(py_include, "Python.h")):
         raise UsageError("no Python.h in %s; install this Python's headers "
                          "(apt-get install python3-dev)" % py_include)
+    return py_include
+
+
+def build():
+    """The path of the compiled probe, compiling it when the cache has none."""
+    py_include = _python_include()
     cxx = _compiler()
     include = include_dir()
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    command = cxx + _FLAGS + ["-I" + py_include, "-I" + include, "-I" + _HERE] + [
+        os.path.join(_HERE, name) for name in _UNITS]
     key = _digest(cxx + _FLAGS + [sys.executable, sys.version, py_include, include], include)
+    return _cached(MODULE, key, command, "the probe")
+
+
+def _cached(module, key, command, what):
+    """The path of `module` compiled by `command` (+ ["-o", path]) under cache key `key`,
+    compiling it when the cache has none."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     folder = os.path.join(cache_dir(), key)
-    target = os.path.join(folder, MODULE + suffix)
+    target = os.path.join(folder, module + suffix)
     if os.path.isfile(target):
         return target
     partial = "%s.%d.tmp" % (target, os.getpid())
@@ -105,25 +119,70 @@ def build():
         raise UsageError("cannot write the probe's cache folder %s: %s (set "
                          "DLPACKPP_CONFORMANCE_CACHE to a writable folder)"
                          % (folder, e.strerror or e)) from None
-    command = cxx + _FLAGS + ["-I" + py_include, "-I" + include, "-I" + _HERE] + [
-        os.path.join(_HERE, name) for name in _UNITS] + ["-o", partial]
+    command = command + ["-o", partial]
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           universal_newlines=True)
     if done.returncode != 0:
-        raise UsageError("compiling the probe failed: %s\n%s" % (" ".join(command), done.stdout))
+        raise UsageError("compiling %s failed: %s\n%s" % (what, " ".join(command), done.stdout))
     os.replace(partial, target)  # atomic: children may look at the same time
     return target
 
 
-_probe = None
+# ---- the dlpackpp target's GPU hooks (_probe_cuda.cu), compiled with nvcc -------------------
+CUDA_MODULE = "_dlpackpp_conformance_cuda"
+# nvcc's front end flags an ignored [[nodiscard]] assignment result in python/borrow.hpp that
+# GCC and Clang accept (diagnostic 2810): silenced, as tests/cuda does.
+_CUDA_FLAGS = ["-std=c++17", "--expt-relaxed-constexpr", "-O1", "-shared",
+               "-Xcompiler=-fPIC,-fvisibility=hidden", "-diag-suppress=2810"]
+
+
+def nvcc():
+    """nvcc: $NVCC, else on PATH, else under $CUDA_HOME / $CUDA_PATH or /usr/local/cuda;
+    UsageError when none is found."""
+    chosen = os.environ.get("NVCC")
+    if chosen:
+        return shlex.split(chosen)
+    found = shutil.which("nvcc")
+    homes = (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda")
+    for home in homes:
+        if found is None and home and os.path.isfile(os.path.join(home, "bin", "nvcc")):
+            found = os.path.join(home, "bin", "nvcc")
+    if found is None:
+        raise UsageError("no nvcc found: the dlpackpp target's GPU hooks compile a small CUDA "
+                         "module (_probe_cuda.cu); put nvcc on PATH or set NVCC or CUDA_HOME")
+    return [found]
+
+
+def cuda_build():
+    """The path of the compiled GPU hooks module, compiling it with nvcc when the cache has
+    none (on first use: only where a GPU check asks for a CUDA array)."""
+    py_include = _python_include()
+    compiler = nvcc()
+    include = include_dir()
+    command = compiler + _CUDA_FLAGS + ["-I" + py_include, "-I" + include,
+                                        os.path.join(_HERE, "_probe_cuda.cu")]
+    key = _digest(compiler + _CUDA_FLAGS + [sys.executable, sys.version, py_include, include],
+                  include, ("_probe_cuda.cu",))
+    return _cached(CUDA_MODULE, key, command, "the GPU hooks")
+
+
+_loaded = {}
+
+
+def _load(name, path_of):
+    if name not in _loaded:
+        spec = importlib.util.spec_from_file_location(name, path_of())
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _loaded[name] = module
+    return _loaded[name]
 
 
 def probe():
     """The probe module, built if needed and imported once per process."""
-    global _probe
-    if _probe is None:
-        spec = importlib.util.spec_from_file_location(MODULE, build())
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _probe = module
-    return _probe
+    return _load(MODULE, build)
+
+
+def cuda_probe():
+    """The dlpackpp target's GPU hooks module, built with nvcc if needed, imported once."""
+    return _load(CUDA_MODULE, cuda_build)

@@ -17,6 +17,7 @@ import sys
 from ._build import UsageError
 from ._dtypes import DTYPES, dtype_of, element_strides, numpy_dtype  # noqa: F401 (shared)
 from ._host import host_copy
+from ._target_cuda import DlpackppCuda
 
 BUILTIN = ("numpy", "torch", "jax", "cupy", "tvm_ffi", "dlpackpp")
 
@@ -268,8 +269,9 @@ class TvmFfi:
         return host_copy(y)
 
 
-class Dlpackpp:
-    """dlpackpp itself: dlpackpp.Tensor (to_pyobject) and try_from_dlpack, via the probe."""
+class Dlpackpp(DlpackppCuda):
+    """dlpackpp itself: dlpackpp.Tensor (to_pyobject) and try_from_dlpack, via the probe; its
+    GPU hooks (_target_cuda.py) hand over CUDA tensors with their producer's stream."""
     NAME = "dlpackpp"
 
     @staticmethod
