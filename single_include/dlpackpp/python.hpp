@@ -1158,7 +1158,7 @@ inline void destroy_internals(PyObject* capsule) {
 #define DLPACKPP_DETAIL_PY_STR2(x) #x
 #define DLPACKPP_DETAIL_PY_STR(x) DLPACKPP_DETAIL_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_6__";
+    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_7__";
 #undef DLPACKPP_DETAIL_PY_STR
 #undef DLPACKPP_DETAIL_PY_STR2
 
@@ -2361,13 +2361,12 @@ inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, Py
   if (DLPACKPP_UNLIKELY(capsule == nullptr))
     return take_python_error(type_name_of(obj) + ".__dlpack__");
   Result<TensorView> view = lease_view(capsule, options.validate, legacy_flags_of(options), legacy);
-  if (DLPACKPP_UNLIKELY(view && legacy && (options.copy || options.dl_device))) {
-    Result<void> kept = check_legacy_result(view->device(), obj, options);
-    if (!kept) view = kept.error();
-  }
-  if (DLPACKPP_UNLIKELY(!view)) {
+  const Result<void> fits = DLPACKPP_UNLIKELY(view && legacy && (options.copy || options.dl_device))
+                                ? check_legacy_result(view->device(), obj, options)
+                                : Result<void>();
+  if (DLPACKPP_UNLIKELY(!view || !fits)) {
     Py_DECREF(capsule);  // leased or not, its destructor releases the tensor
-    return view.error();
+    return view ? fits.error() : view.error();
   }
   keeper = capsule;
   return view;

@@ -102,7 +102,7 @@ inline void destroy_internals(PyObject* capsule) {
 #define DLPACKPP_DETAIL_PY_STR2(x) #x
 #define DLPACKPP_DETAIL_PY_STR(x) DLPACKPP_DETAIL_PY_STR2(x)
 inline constexpr const char internals_key[] =
-    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_6__";
+    "__dlpackpp_internals_" DLPACKPP_DETAIL_PY_STR(DLPACKPP_ABI_NAMESPACE) "_7__";
 #undef DLPACKPP_DETAIL_PY_STR
 #undef DLPACKPP_DETAIL_PY_STR2
 

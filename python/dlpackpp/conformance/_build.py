@@ -130,10 +130,8 @@ def _cached(module, key, command, what):
 
 # ---- the dlpackpp target's GPU hooks (_probe_cuda.cu), compiled with nvcc -------------------
 CUDA_MODULE = "_dlpackpp_conformance_cuda"
-# nvcc's front end flags an ignored [[nodiscard]] assignment result in python/borrow.hpp that
-# GCC and Clang accept (diagnostic 2810): silenced, as tests/cuda does.
 _CUDA_FLAGS = ["-std=c++17", "--expt-relaxed-constexpr", "-O1", "-shared",
-               "-Xcompiler=-fPIC,-fvisibility=hidden", "-diag-suppress=2810"]
+               "-Xcompiler=-fPIC,-fvisibility=hidden"]
 
 
 def nvcc():
