@@ -14,7 +14,7 @@
 ///   unchanged: from_python is noexcept, so the caster keeps the exception, reports the
 ///   argument loaded, and throws it (nb::python_error) when nanobind takes the value, before
 ///   the function runs, or when nanobind abandons the overload because another argument does
-///   not fit (see Raised); nb::cast gets it pending. Inside nanobind's own containers
+///   not fit (see Caster); nb::cast gets it pending. Inside nanobind's own containers
 ///   (`std::optional`, `std::variant`, `std::vector`), which ask can_cast() and accept no
 ///   error from an element, such an argument declines instead.
 /// - A `TensorView` or accessor argument is valid for the call only (the lifetime rule of

@@ -30,7 +30,9 @@
 /// @file
 /// Python.h for the rooms of <dlpackpp/python.hpp>: it must come before any standard header,
 /// so every room includes this first. A room needs Python.h on the include path (link CMake's
-/// Python3::Module); only the umbrella python.hpp compiles to nothing without it.
+/// Python3::Module); only the umbrella python.hpp compiles to nothing without it. And the full
+/// API's calls that 3.13 renamed, under one name for every version, so that the rooms have no
+/// version branch of their own for them.
 
 #ifndef PY_SSIZE_T_CLEAN
 /// Py_ssize_t lengths for '#' formats, which Python 3.10+ requires before Python.h.
@@ -40,6 +42,38 @@
 #if PY_VERSION_HEX < 0x03080000
 #error "dlpackpp/python.hpp needs Python 3.8 or newer"
 #endif
+
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+
+#if !defined(Py_LIMITED_API)
+DLPACKPP_BEGIN_NAMESPACE
+namespace python {
+namespace detail {
+#if PY_VERSION_HEX >= 0x030D0000
+/// The calling thread's state, or NULL; never fails.
+inline PyThreadState* thread_state_unchecked() noexcept { return PyThreadState_GetUnchecked(); }
+/// Whether the interpreter is finalizing.
+inline bool is_finalizing() noexcept { return Py_IsFinalizing() != 0; }
+/// `name` in `type`'s MRO through CPython's type cache: a new reference, or NULL (nothing set).
+inline PyObject* type_lookup(PyTypeObject* type, PyObject* name) noexcept {
+  return _PyType_LookupRef(type, name);
+}
+#else
+/// The calling thread's state, or NULL; never fails.
+inline PyThreadState* thread_state_unchecked() noexcept { return _PyThreadState_UncheckedGet(); }
+/// Whether the interpreter is finalizing.
+inline bool is_finalizing() noexcept { return _Py_IsFinalizing() != 0; }
+/// `name` in `type`'s MRO through CPython's type cache: a new reference, or NULL (nothing set).
+inline PyObject* type_lookup(PyTypeObject* type, PyObject* name) noexcept {
+  PyObject* found = _PyType_Lookup(type, name);  // borrowed
+  Py_XINCREF(found);
+  return found;
+}
+#endif
+}  // namespace detail
+}  // namespace python
+DLPACKPP_END_NAMESPACE
+#endif  // !Py_LIMITED_API
 
 // ---- end dlpackpp/python/python_h.hpp ----
 
@@ -884,10 +918,8 @@ inline bool python_exiting() noexcept {
   if (shutdown_guard().exiting.load() || !Py_IsInitialized()) return true;
 #if defined(Py_LIMITED_API)
   return false;  // Py_IsInitialized turns false as soon as finalization starts
-#elif PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing() != 0;
 #else
-  return _Py_IsFinalizing() != 0;
+  return is_finalizing();
 #endif
 }
 
@@ -898,11 +930,7 @@ inline bool this_thread_holds_gil() noexcept {
   return false;
 #else
   PyThreadState* mine = PyGILState_GetThisThreadState();
-#if PY_VERSION_HEX >= 0x030D0000
-  return mine != nullptr && mine == PyThreadState_GetUnchecked();
-#else
-  return mine != nullptr && mine == _PyThreadState_UncheckedGet();
-#endif
+  return mine != nullptr && mine == thread_state_unchecked();
 #endif
 }
 
@@ -1295,22 +1323,29 @@ inline Internals* internals() {
 /// API the state lives in builtins.__dict__, where Python code (a producer's __dlpack__) can
 /// delete it, so a strong reference to its capsule is held; the interpreter's own dict is
 /// out of Python's reach, so elsewhere this is nothing.
+#ifdef Py_LIMITED_API
 class StateHold {
  public:
-#ifdef Py_LIMITED_API
+  /// Holds `in`'s capsule.
   explicit StateHold(const Internals& in) noexcept : capsule_(in.capsule) { Py_XINCREF(capsule_); }
-  ~StateHold() { Py_XDECREF(capsule_); }
-#else
-  explicit StateHold(const Internals&) noexcept {}
-#endif
   StateHold(const StateHold&) = delete;
   StateHold& operator=(const StateHold&) = delete;
+  /// Lets it go.
+  ~StateHold() { Py_XDECREF(capsule_); }
 
-#ifdef Py_LIMITED_API
  private:
   PyObject* capsule_;
-#endif
 };
+#else
+/// The full API's StateHold: nothing to hold.
+class StateHold {
+ public:
+  /// Nothing to hold.
+  explicit StateHold(const Internals&) noexcept {}
+  StateHold(const StateHold&) = delete;
+  StateHold& operator=(const StateHold&) = delete;
+};
+#endif
 
 }  // namespace detail
 }  // namespace python
@@ -1401,12 +1436,7 @@ inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
   has_dict = has_dict || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
 #endif
   if (has_dict || tp->tp_getattro != PyObject_GenericGetAttr) return nullptr;
-#if PY_VERSION_HEX >= 0x030D0000
-  PyObject* method = _PyType_LookupRef(tp, in.str_dlpack);
-#else
-  PyObject* method = _PyType_Lookup(tp, in.str_dlpack);  // borrowed
-  Py_XINCREF(method);
-#endif
+  PyObject* method = type_lookup(tp, in.str_dlpack);
   if (method != nullptr && !PyType_HasFeature(Py_TYPE(method), Py_TPFLAGS_METHOD_DESCRIPTOR)) {
     Py_DECREF(method);
     return nullptr;

@@ -93,10 +93,8 @@ inline bool python_exiting() noexcept {
   if (shutdown_guard().exiting.load() || !Py_IsInitialized()) return true;
 #if defined(Py_LIMITED_API)
   return false;  // Py_IsInitialized turns false as soon as finalization starts
-#elif PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing() != 0;
 #else
-  return _Py_IsFinalizing() != 0;
+  return is_finalizing();
 #endif
 }
 
@@ -107,11 +105,7 @@ inline bool this_thread_holds_gil() noexcept {
   return false;
 #else
   PyThreadState* mine = PyGILState_GetThisThreadState();
-#if PY_VERSION_HEX >= 0x030D0000
-  return mine != nullptr && mine == PyThreadState_GetUnchecked();
-#else
-  return mine != nullptr && mine == _PyThreadState_UncheckedGet();
-#endif
+  return mine != nullptr && mine == thread_state_unchecked();
 #endif
 }
 

@@ -239,22 +239,29 @@ inline Internals* internals() {
 /// API the state lives in builtins.__dict__, where Python code (a producer's __dlpack__) can
 /// delete it, so a strong reference to its capsule is held; the interpreter's own dict is
 /// out of Python's reach, so elsewhere this is nothing.
+#ifdef Py_LIMITED_API
 class StateHold {
  public:
-#ifdef Py_LIMITED_API
+  /// Holds `in`'s capsule.
   explicit StateHold(const Internals& in) noexcept : capsule_(in.capsule) { Py_XINCREF(capsule_); }
-  ~StateHold() { Py_XDECREF(capsule_); }
-#else
-  explicit StateHold(const Internals&) noexcept {}
-#endif
   StateHold(const StateHold&) = delete;
   StateHold& operator=(const StateHold&) = delete;
+  /// Lets it go.
+  ~StateHold() { Py_XDECREF(capsule_); }
 
-#ifdef Py_LIMITED_API
  private:
   PyObject* capsule_;
-#endif
 };
+#else
+/// The full API's StateHold: nothing to hold.
+class StateHold {
+ public:
+  /// Nothing to hold.
+  explicit StateHold(const Internals&) noexcept {}
+  StateHold(const StateHold&) = delete;
+  StateHold& operator=(const StateHold&) = delete;
+};
+#endif
 
 }  // namespace detail
 }  // namespace python

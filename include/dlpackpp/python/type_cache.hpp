@@ -81,12 +81,7 @@ inline PyObject* dlpack_method(Internals& in, PyObject* obj) noexcept {
   has_dict = has_dict || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
 #endif
   if (has_dict || tp->tp_getattro != PyObject_GenericGetAttr) return nullptr;
-#if PY_VERSION_HEX >= 0x030D0000
-  PyObject* method = _PyType_LookupRef(tp, in.str_dlpack);
-#else
-  PyObject* method = _PyType_Lookup(tp, in.str_dlpack);  // borrowed
-  Py_XINCREF(method);
-#endif
+  PyObject* method = type_lookup(tp, in.str_dlpack);
   if (method != nullptr && !PyType_HasFeature(Py_TYPE(method), Py_TPFLAGS_METHOD_DESCRIPTOR)) {
     Py_DECREF(method);
     return nullptr;
