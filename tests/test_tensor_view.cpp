@@ -395,8 +395,8 @@ TEST(TensorView, InPlaceViewsReadTheStructUntilDetached) {
   EXPECT_EQ(copied->data<const float>(), data);
 
   t.ndim = -1;
-  expect_error([&] { static_cast<void>(TensorView::try_in_place(t).value()); },
-               Errc::invalid_ndim, "ndim is -1");
+  expect_error([&] { static_cast<void>(TensorView::try_in_place(t).value()); }, Errc::invalid_ndim,
+               "ndim is -1");
 }
 
 TEST(TensorView, ZeroSizeTensorWithNullData) {

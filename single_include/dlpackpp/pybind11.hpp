@@ -774,7 +774,7 @@ class Caster {
       static_assert(!std::is_lvalue_reference<U>::value,
                     "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
       translate_errors();
-      return ::dlpackpp::bindings::detail::to_result(std::move(src));
+      return ::dlpackpp::bindings::detail::to_result(std::forward<U>(src));
     } else {
       ::dlpackpp::bindings::detail::refuse_return<V, U>();
       return {};

@@ -89,11 +89,10 @@ PyObject* cuda_tensor(PyObject*, PyObject* args) {
     return nullptr;
   }
   // From pageable memory the copy returns once the bytes are staged: the buffer may go.
-  const cudaError_t status =
-      buffer.len == 0 ? cudaSuccess
-                      : cudaMemcpyAsync(t->get()->dl_tensor.data, buffer.buf,
-                                        static_cast<std::size_t>(buffer.len),
-                                        cudaMemcpyHostToDevice, stream);
+  const cudaError_t status = buffer.len == 0 ? cudaSuccess
+                                             : cudaMemcpyAsync(t->get()->dl_tensor.data, buffer.buf,
+                                                               static_cast<std::size_t>(buffer.len),
+                                                               cudaMemcpyHostToDevice, stream);
   PyBuffer_Release(&buffer);
   if (status != cudaSuccess) return cuda_failed("cudaMemcpyAsync", status);
   return py::to_pyobject(std::move(*t), stream);
@@ -160,8 +159,8 @@ PyObject* set_current_stream(PyObject*, PyObject* args) {
   if (PyArg_ParseTuple(args, "iiO", &type, &id, &handle) == 0) return nullptr;
   void* s = PyLong_AsVoidPtr(handle);
   if (s == nullptr && PyErr_Occurred() != nullptr) return nullptr;
-  dp::Result<void> done = py::try_set_current_work_stream(device_of(type, id),
-                                                          static_cast<cudaStream_t>(s));
+  dp::Result<void> done =
+      py::try_set_current_work_stream(device_of(type, id), static_cast<cudaStream_t>(s));
   if (!done) {
     py::set_python_error(done.error());
     return nullptr;
