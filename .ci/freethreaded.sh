@@ -135,8 +135,9 @@ build=build/freethreaded
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DDLPACKPP_BUILD_EXAMPLES=ON \
   -DDLPACKPP_SANITIZE="${DLPACKPP_FT_SANITIZE:-ON}" -DPython3_EXECUTABLE="$python" \
   > "$build.configure.log" 2>&1 || { tail -n 60 "$build.configure.log"; exit 1; }
-targets=(dlpackpp_test dlpackpp_bind_pybind11_pypi dlpackpp_bind_nanobind dlpackpp_example
-         dlpackpp_pybind11_example dlpackpp_nanobind_example dlpackpp_freethreaded_tests)
+targets=(dlpackpp_test dlpackpp_streams_test dlpackpp_bind_pybind11_pypi dlpackpp_bind_nanobind
+         dlpackpp_example dlpackpp_pybind11_example dlpackpp_nanobind_example
+         dlpackpp_freethreaded_tests)
 if grep -q '^DLPACKPP_LEGACY_DLPACK_DIR:PATH=/' "$build/CMakeCache.txt"; then
   targets+=(dlpackpp_test_legacy)
 fi
@@ -159,6 +160,7 @@ assert not sys._is_gil_enabled(), 'importing $2 turned the GIL on: it does not d
 print('$2: the GIL stays off')" || failed+=("the GIL check of $2")
 }
 gil_check tests/python/modules dlpackpp_test
+gil_check tests/cuda_streams/modules dlpackpp_streams_test
 gil_check tests/bindings/modules dlpackpp_bind_pybind11_pypi
 gil_check tests/bindings/modules dlpackpp_bind_nanobind
 gil_check examples/python/module dlpackpp_example

@@ -233,5 +233,13 @@ PyModuleDef g_module = {PyModuleDef_HEAD_INIT,
 }  // namespace
 
 PyMODINIT_FUNC DLPACKPP_STREAMS_CAT(PyInit_, DLPACKPP_STREAMS_MODULE)() {
-  return PyModule_Create(&g_module);
+  PyObject* module = PyModule_Create(&g_module);
+#ifdef Py_GIL_DISABLED
+  // Runs without the GIL (docs/python.md, decision 5): importing it keeps the GIL off.
+  if (module != nullptr && PyUnstable_Module_SetGIL(module, Py_MOD_GIL_NOT_USED) != 0) {
+    Py_DECREF(module);
+    return nullptr;
+  }
+#endif
+  return module;
 }
