@@ -48,7 +48,6 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
 #if defined(__GLIBCXX__) && defined(__linux__)
@@ -159,19 +158,11 @@ class Caster {
     return without_unwinding([&] { return answer(argument_.load(src.ptr(), can_keep())); });
   }
 
-  /// A new dlpackpp.Tensor owning `src` (an owning handle, moved in); NULL with a Python
-  /// exception set on failure.
+  /// A new dlpackpp.Tensor owning `src` (bindings::detail::returned).
   template <class U>
   static handle from_cpp(U&& src, rv_policy /*policy*/, cleanup_list* /*cleanup*/) noexcept {
-    if constexpr (::dlpackpp::bindings::detail::owns_tensor<V>) {
-      static_assert(!std::is_lvalue_reference<U>::value,
-                    "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
-      translate_errors();
-      return ::dlpackpp::bindings::detail::to_result(std::forward<U>(src));
-    } else {
-      ::dlpackpp::bindings::detail::refuse_return<V, U>();
-      return {};
-    }
+    translate_errors();
+    return ::dlpackpp::bindings::detail::returned<V>(std::forward<U>(src));
   }
 
   /// Whether the caster holds a value (no kept exception); a container caster asks this, and

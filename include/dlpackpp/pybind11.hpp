@@ -41,7 +41,6 @@
 
 #include <exception>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
 namespace pybind11 {
@@ -145,19 +144,11 @@ class Caster {
     return loaded(argument_.load(src.ptr(), true));
   }
 
-  /// A new dlpackpp.Tensor owning `src` (an owning handle, moved in); NULL with a Python
-  /// exception set on failure.
+  /// A new dlpackpp.Tensor owning `src` (bindings::detail::returned).
   template <class U>
   static handle cast(U&& src, return_value_policy /*policy*/, handle /*parent*/) {
-    if constexpr (::dlpackpp::bindings::detail::owns_tensor<V>) {
-      static_assert(!std::is_lvalue_reference<U>::value,
-                    "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
-      translate_errors();
-      return ::dlpackpp::bindings::detail::to_result(std::forward<U>(src));
-    } else {
-      ::dlpackpp::bindings::detail::refuse_return<V, U>();
-      return {};
-    }
+    translate_errors();
+    return ::dlpackpp::bindings::detail::returned<V>(std::forward<U>(src));
   }
 
   /// The loaded value, read in place.

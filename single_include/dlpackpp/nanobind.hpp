@@ -461,13 +461,6 @@ constexpr void refuse_return() noexcept {
                 "return a ManagedTensor");
 }
 
-/// Whether V owns its tensor: the one parameter type a bound function may also return.
-template <class V>
-constexpr bool owns_tensor = false;
-/// An owning handle.
-template <class DLManaged>
-constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
-
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
 /// a Python exception set on failure, the handle then released.
 template <class DLManaged>
@@ -481,6 +474,29 @@ PyObject* to_result(BasicManagedTensor<DLManaged>&& tensor) noexcept {
       return nullptr;
     }
     return python::to_pyobject(std::move(*versioned));
+  }
+}
+
+/// Whether V owns its tensor: the one parameter type a bound function may also return.
+template <class V>
+constexpr bool owns_tensor = false;
+/// An owning handle.
+template <class DLManaged>
+constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
+
+/// What a caster returns to Python for a `V` a bound function returned: a new dlpackpp.Tensor
+/// owning `src` where V is an owning handle, moved in (NULL with a Python exception set on
+/// failure, the handle then released); a compile error for a view or an accessor, which own
+/// nothing (refuse_return).
+template <class V, class U>
+PyObject* returned(U&& src) noexcept {
+  if constexpr (owns_tensor<V>) {
+    static_assert(!std::is_lvalue_reference<U>::value,
+                  "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
+    return to_result(std::forward<U>(src));
+  } else {
+    refuse_return<V, U>();
+    return nullptr;
   }
 }
 
@@ -669,7 +685,6 @@ DLPACKPP_END_NAMESPACE
 #include <cstdint>
 #include <exception>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
 #if defined(__GLIBCXX__) && defined(__linux__)
@@ -780,19 +795,11 @@ class Caster {
     return without_unwinding([&] { return answer(argument_.load(src.ptr(), can_keep())); });
   }
 
-  /// A new dlpackpp.Tensor owning `src` (an owning handle, moved in); NULL with a Python
-  /// exception set on failure.
+  /// A new dlpackpp.Tensor owning `src` (bindings::detail::returned).
   template <class U>
   static handle from_cpp(U&& src, rv_policy /*policy*/, cleanup_list* /*cleanup*/) noexcept {
-    if constexpr (::dlpackpp::bindings::detail::owns_tensor<V>) {
-      static_assert(!std::is_lvalue_reference<U>::value,
-                    "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
-      translate_errors();
-      return ::dlpackpp::bindings::detail::to_result(std::forward<U>(src));
-    } else {
-      ::dlpackpp::bindings::detail::refuse_return<V, U>();
-      return {};
-    }
+    translate_errors();
+    return ::dlpackpp::bindings::detail::returned<V>(std::forward<U>(src));
   }
 
   /// Whether the caster holds a value (no kept exception); a container caster asks this, and

@@ -455,13 +455,6 @@ constexpr void refuse_return() noexcept {
                 "return a ManagedTensor");
 }
 
-/// Whether V owns its tensor: the one parameter type a bound function may also return.
-template <class V>
-constexpr bool owns_tensor = false;
-/// An owning handle.
-template <class DLManaged>
-constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
-
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
 /// a Python exception set on failure, the handle then released.
 template <class DLManaged>
@@ -475,6 +468,29 @@ PyObject* to_result(BasicManagedTensor<DLManaged>&& tensor) noexcept {
       return nullptr;
     }
     return python::to_pyobject(std::move(*versioned));
+  }
+}
+
+/// Whether V owns its tensor: the one parameter type a bound function may also return.
+template <class V>
+constexpr bool owns_tensor = false;
+/// An owning handle.
+template <class DLManaged>
+constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
+
+/// What a caster returns to Python for a `V` a bound function returned: a new dlpackpp.Tensor
+/// owning `src` where V is an owning handle, moved in (NULL with a Python exception set on
+/// failure, the handle then released); a compile error for a view or an accessor, which own
+/// nothing (refuse_return).
+template <class V, class U>
+PyObject* returned(U&& src) noexcept {
+  if constexpr (owns_tensor<V>) {
+    static_assert(!std::is_lvalue_reference<U>::value,
+                  "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
+    return to_result(std::forward<U>(src));
+  } else {
+    refuse_return<V, U>();
+    return nullptr;
   }
 }
 
@@ -662,7 +678,6 @@ DLPACKPP_END_NAMESPACE
 
 #include <exception>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
 namespace pybind11 {
@@ -766,19 +781,11 @@ class Caster {
     return loaded(argument_.load(src.ptr(), true));
   }
 
-  /// A new dlpackpp.Tensor owning `src` (an owning handle, moved in); NULL with a Python
-  /// exception set on failure.
+  /// A new dlpackpp.Tensor owning `src` (bindings::detail::returned).
   template <class U>
   static handle cast(U&& src, return_value_policy /*policy*/, handle /*parent*/) {
-    if constexpr (::dlpackpp::bindings::detail::owns_tensor<V>) {
-      static_assert(!std::is_lvalue_reference<U>::value,
-                    "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
-      translate_errors();
-      return ::dlpackpp::bindings::detail::to_result(std::forward<U>(src));
-    } else {
-      ::dlpackpp::bindings::detail::refuse_return<V, U>();
-      return {};
-    }
+    translate_errors();
+    return ::dlpackpp::bindings::detail::returned<V>(std::forward<U>(src));
   }
 
   /// The loaded value, read in place.

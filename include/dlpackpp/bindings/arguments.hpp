@@ -311,13 +311,6 @@ constexpr void refuse_return() noexcept {
                 "return a ManagedTensor");
 }
 
-/// Whether V owns its tensor: the one parameter type a bound function may also return.
-template <class V>
-constexpr bool owns_tensor = false;
-/// An owning handle.
-template <class DLManaged>
-constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
-
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
 /// a Python exception set on failure, the handle then released.
 template <class DLManaged>
@@ -331,6 +324,29 @@ PyObject* to_result(BasicManagedTensor<DLManaged>&& tensor) noexcept {
       return nullptr;
     }
     return python::to_pyobject(std::move(*versioned));
+  }
+}
+
+/// Whether V owns its tensor: the one parameter type a bound function may also return.
+template <class V>
+constexpr bool owns_tensor = false;
+/// An owning handle.
+template <class DLManaged>
+constexpr bool owns_tensor<BasicManagedTensor<DLManaged>> = true;
+
+/// What a caster returns to Python for a `V` a bound function returned: a new dlpackpp.Tensor
+/// owning `src` where V is an owning handle, moved in (NULL with a Python exception set on
+/// failure, the handle then released); a compile error for a view or an accessor, which own
+/// nothing (refuse_return).
+template <class V, class U>
+PyObject* returned(U&& src) noexcept {
+  if constexpr (owns_tensor<V>) {
+    static_assert(!std::is_lvalue_reference<U>::value,
+                  "dlpackpp: return the ManagedTensor by value (it is moved into Python)");
+    return to_result(std::forward<U>(src));
+  } else {
+    refuse_return<V, U>();
+    return nullptr;
   }
 }
 
