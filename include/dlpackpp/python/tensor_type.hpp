@@ -31,9 +31,6 @@ inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept;
 
 namespace detail {
 
-inline PyObject* new_tensor_object(ImportedTensor&& tensor, const StreamHook* hook,
-                                   void* hook_context) noexcept;
-
 // The tuple is made once per object (the device never changes) and shared after that.
 inline PyObject* tensor_dlpack_device(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<TensorObject*>(obj);
@@ -228,17 +225,6 @@ inline PyTypeObject* tensor_type() noexcept {
   return reinterpret_cast<PyTypeObject*>(type);
 }
 
-/// A new reference to a `dlpackpp.Tensor` owning `tensor` (the handle is emptied): it
-/// implements `__dlpack__(*, stream, max_version, dl_device, copy)` (versioned capsule when
-/// max_version >= (1, 0), legacy otherwise; READ_ONLY is never exported as legacy),
-/// `__dlpack_device__()`, the `shape`, `dtype` and `device` properties, and its type carries
-/// `__dlpack_c_exchange_api__`. Every export shares the tensor; its deleter runs once, when
-/// the object and every export are gone, on the thread that lets go last. On failure returns
-/// NULL with a Python exception set and leaves `tensor` untouched.
-inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
-  return detail::new_tensor_object(std::move(tensor), nullptr, nullptr);
-}
-
 namespace detail {
 
 /// to_pyobject's body, with a stream hook and its context (python/cuda.hpp; NULL for none),
@@ -250,30 +236,30 @@ inline PyObject* new_tensor_object(ImportedTensor&& tensor, const StreamHook* ho
     PyErr_SetString(PyExc_ValueError, "dlpackpp: to_pyobject of an empty handle");
     return nullptr;
   }
-  PyTypeObject* type = tensor_type();
+  PyTypeObject* type = ::dlpackpp::python::tensor_type();
   if (type == nullptr) return nullptr;
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  // Without the GIL the tensor goes into its SharedTensor at once (see TensorObject).
-  void* block = detail::RecycledBlock<detail::SharedTensor>::take(std::nothrow);
-  if (block == nullptr) {
-    PyErr_NoMemory();
-    return nullptr;
+  // Without the GIL the tensor goes into its SharedTensor at once (see TensorObject); with it,
+  // at the first export.
+  void* block = nullptr;
+  if constexpr (free_threaded) {
+    block = RecycledBlock<SharedTensor>::take(std::nothrow);
+    if (block == nullptr) {
+      PyErr_NoMemory();
+      return nullptr;
+    }
   }
-#endif
   PyObject* obj = PyType_GenericAlloc(type, 0);  // zero-filled; holds a reference to the type
   if (obj == nullptr) {
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-    detail::RecycledBlock<detail::SharedTensor>::give_back(block);
-#endif
+    if (block != nullptr) RecycledBlock<SharedTensor>::give_back(block);
     return nullptr;
   }
-  auto* self = reinterpret_cast<detail::TensorObject*>(obj);
-#if DLPACKPP_DETAIL_PY_FREE_THREADED
-  self->shared = ::new (block) detail::SharedTensor(std::move(tensor));
-#else
-  ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));
-  self->shared = nullptr;
-#endif
+  auto* self = reinterpret_cast<TensorObject*>(obj);
+  if constexpr (free_threaded) {
+    self->shared = ::new (block) SharedTensor(std::move(tensor));
+  } else {
+    ::new (static_cast<void*>(&self->own)) ImportedTensor(std::move(tensor));
+    self->shared = nullptr;
+  }
   ::new (static_cast<void*>(&self->shape)) std::atomic<PyObject*>(nullptr);
   ::new (static_cast<void*>(&self->device_tuple)) std::atomic<PyObject*>(nullptr);
   ::new (static_cast<void*>(&self->exported)) std::atomic<bool>(false);
@@ -283,6 +269,17 @@ inline PyObject* new_tensor_object(ImportedTensor&& tensor, const StreamHook* ho
 }
 
 }  // namespace detail
+
+/// A new reference to a `dlpackpp.Tensor` owning `tensor` (the handle is emptied): it
+/// implements `__dlpack__(*, stream, max_version, dl_device, copy)` (versioned capsule when
+/// max_version >= (1, 0), legacy otherwise; READ_ONLY is never exported as legacy),
+/// `__dlpack_device__()`, the `shape`, `dtype` and `device` properties, and its type carries
+/// `__dlpack_c_exchange_api__`. Every export shares the tensor; its deleter runs once, when
+/// the object and every export are gone, on the thread that lets go last. On failure returns
+/// NULL with a Python exception set and leaves `tensor` untouched.
+inline PyObject* to_pyobject(ImportedTensor&& tensor) noexcept {
+  return detail::new_tensor_object(std::move(tensor), nullptr, nullptr);
+}
 
 }  // namespace python
 DLPACKPP_END_NAMESPACE
