@@ -103,9 +103,9 @@ z = torch.ones(N, device="cuda")
 torch.cuda._sleep(SPIN)
 z.add_(1)
 side = torch.cuda.Stream()
-ext.scale_(z, 3.0, stream=side.cuda_stream)
+ext.scale_on_(z, 3.0, side.cuda_stream)
 torch.cuda.current_stream().wait_stream(side)  # the caller orders the way back
-expect(torch.equal(z, torch.full_like(z, 6.0)), "scale_ on the caller's stream after "
+expect(torch.equal(z, torch.full_like(z, 6.0)), "scale_on_ on the caller's stream after "
        "PyTorch ordered its pending add_ before it")
 
 if failures:

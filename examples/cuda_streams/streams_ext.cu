@@ -6,24 +6,25 @@
 //                         torch.from_dlpack(iota(n)) makes PyTorch's stream wait for it
 //                         (an event), the host never does. `spin` delays the kernel (GPU
 //                         clock cycles), so that a caller can see the order is real.
-//   scale_(x, k, stream=None)
-//                         x *= k in place for any float32 CUDA tensor, launched where the
-//                         producer's work is ordered: on the producer's current stream (its
-//                         exchange table, e.g. PyTorch's torch.cuda.current_stream()), or on
-//                         `stream` (a cudaStream_t as an int) after asking the producer to
-//                         order its work before that stream (__dlpack__(stream=...)).
+//   scale_(x, k)          x *= k in place for any float32 CUDA tensor, on the producer's
+//                         current stream (PyTorch's torch.cuda.current_stream(), from its
+//                         exchange table): an OnStream<TensorView> parameter, whose caster asks
+//                         the producer to order its work before that stream and says which.
+//   scale_on_(x, k, stream)
+//                         the same on `stream` (a cudaStream_t as an int), a stream the caller
+//                         chose at run time: the function takes the object and imports it
+//                         with ImportOptions::stream (__dlpack__(stream=...)).
 // Built by CTest with nvcc where it is found (cuda.example_streams); run on a GPU by
 // run_example.py. Nothing here calls cudaDeviceSynchronize or cudaStreamSynchronize.
 #include <pybind11/pybind11.h>  // first: it includes Python.h
-#include <pybind11/stl.h>       // std::optional arguments
 
 #include <cuda_runtime_api.h>  // before dlpackpp: turns on its CUDA rooms
 
 #include <dlpackpp/cuda.hpp>
+#include <dlpackpp/pybind11.hpp>  // the casters, OnStream among them
 #include <dlpackpp/python.hpp>
 
 #include <cstdint>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -98,36 +99,46 @@ pb::object iota(std::int64_t n, long long spin) {
   return steal_or_throw(py::to_pyobject(std::move(t), stream));
 }
 
-void scale_(const pb::object& x, float k, std::optional<std::intptr_t> stream) {
+// Launches scale_kernel on `stream`, with `device` current for the launch and the caller's
+// device current again after it.
+void launch_scale(const dlpackpp::TensorAccessor<float, 1>& a, float k, dlpackpp::Device device,
+                  cudaStream_t stream) {
+  int previous = 0;
+  check(cudaGetDevice(&previous), "cudaGetDevice");
+  check(cudaSetDevice(device.id()), "cudaSetDevice");
+  scale_kernel<<<blocks_for(a.size(0)), 256, 0, stream>>>(a, k);
+  const cudaError_t launched = cudaGetLastError();
+  check(cudaSetDevice(previous), "cudaSetDevice");
+  check(launched, "scale_kernel");
+}
+
+// The caster did the consumer's part: the producer ordered its pending work before
+// x.stream() (its current stream; for PyTorch, torch.cuda.current_stream()). The accessor
+// checks float32, 1-d and writable (a dlpackpp::Error reaches Python as TypeError/BufferError).
+void scale_(dlpackpp::bindings::OnStream<dlpackpp::TensorView> x, float k) {
+  const dlpackpp::Device device = x->device();
+  if (device.type_code() != dlpackpp::device_code::cuda) {
+    throw std::invalid_argument("scale_ takes a CUDA tensor, not one on " + device.to_string());
+  }
+  launch_scale(x->accessor<float, 1>(), k, device, static_cast<cudaStream_t>(x.stream()));
+  // Nothing waits: the producer's later work on its current stream comes after the kernel.
+}
+
+// A stream chosen at run time cannot be a caster's: the object is imported here, with
+// ImportOptions::stream, and the producer orders its pending work before `stream`.
+void scale_on_(const pb::object& x, float k, std::intptr_t stream) {
   py::ImportOptions options;
   options.writable = true;
-  // With a stream of the caller's: the producer orders its pending work before it
-  // (__dlpack__(stream=...)); without: the producer's exchange table imports without any
-  // ordering, and the kernel goes on the producer's current stream (below).
   options.stream = stream;
   dlpackpp::ManagedTensor t = py::from_dlpack(x.ptr(), options);
   const dlpackpp::Device device = t.device();
   if (device.type_code() != dlpackpp::device_code::cuda) {
-    throw std::invalid_argument("scale_ takes a CUDA tensor, not one on " + device.to_string());
+    throw std::invalid_argument("scale_on_ takes a CUDA tensor, not one on " + device.to_string());
   }
-  cudaStream_t launch = nullptr;
-  if (stream) {
-    launch = reinterpret_cast<cudaStream_t>(*stream);
-  } else {
-    void* current = py::current_stream(x.ptr(), device).value();
-    launch = static_cast<cudaStream_t>(current);  // NULL: the producer works on the default stream
-  }
-  // Launched on the tensor's device, whichever is current for the caller.
-  int previous = 0;
-  check(cudaGetDevice(&previous), "cudaGetDevice");
-  check(cudaSetDevice(device.id()), "cudaSetDevice");
-  const auto a = t.view().accessor<float, 1>();  // float32, 1-d, writable: checked here
-  scale_kernel<<<blocks_for(a.size(0)), 256, 0, launch>>>(a, k);
-  const cudaError_t launched = cudaGetLastError();
-  check(cudaSetDevice(previous), "cudaSetDevice");
-  check(launched, "scale_kernel");
+  launch_scale(t.view().accessor<float, 1>(), k, device, reinterpret_cast<cudaStream_t>(stream));
   // `t` is released now, while the kernel may still run: the producer's memory stays valid
-  // because the caller holds `x`, and the producer orders its own later work on `launch`.
+  // because the caller holds `x`, and the caller orders the producer's later work after
+  // `stream` (e.g. torch.cuda.current_stream().wait_stream(s)).
 }
 
 }  // namespace
@@ -137,7 +148,9 @@ PYBIND11_MODULE(dlpackpp_cuda_streams_example, m) {
   m.def("iota", &iota, pb::arg("n"), pb::arg("spin") = 0,
         "float32 0..n-1 on the current CUDA device, still being written on the extension's "
         "stream: any DLPack consumer's stream waits for it");
-  m.def("scale_", &scale_, pb::arg("x"), pb::arg("k"), pb::arg("stream") = pb::none(),
-        "x *= k in place (float32, 1-d, CUDA) on the producer's current stream, or on "
-        "`stream` after the producer ordered its work before it");
+  m.def("scale_", &scale_, pb::arg("x"), pb::arg("k"),
+        "x *= k in place (float32, 1-d, CUDA) on the producer's current stream");
+  m.def("scale_on_", &scale_on_, pb::arg("x"), pb::arg("k"), pb::arg("stream"),
+        "x *= k in place (float32, 1-d, CUDA) on `stream`, after the producer ordered its "
+        "pending work before it");
 }

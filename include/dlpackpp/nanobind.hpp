@@ -40,6 +40,7 @@
 
 #include "dlpackpp/bindings/arguments.hpp"
 #include "dlpackpp/bindings/names.hpp"
+#include "dlpackpp/bindings/on_stream.hpp"
 #include "dlpackpp/bindings/refusal.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/tensor_accessor.hpp"
@@ -254,6 +255,15 @@ struct type_caster<::dlpackpp::TensorAccessor<T, N>>
   /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
   static constexpr auto Name =
       const_name(::dlpackpp::bindings::detail::AccessorName<T, N>::text.data);
+};
+
+/// `OnStream<V, Stream>` arguments: V loaded as its own caster loads it, the producer first
+/// asked to order its work before the stream the function launches on (bindings/on_stream.hpp).
+template <class V, class Stream>
+struct type_caster<::dlpackpp::bindings::OnStream<V, Stream>>
+    : dlpackpp_caster::Caster<::dlpackpp::bindings::OnStream<V, Stream>> {
+  /// What the signature says the parameter takes: what V's does.
+  static constexpr auto Name = make_caster<V>::Name;
 };
 
 NAMESPACE_END(detail)

@@ -34,6 +34,7 @@
 
 #include "dlpackpp/bindings/arguments.hpp"
 #include "dlpackpp/bindings/names.hpp"
+#include "dlpackpp/bindings/on_stream.hpp"
 #include "dlpackpp/bindings/refusal.hpp"
 #include "dlpackpp/managed_tensor.hpp"
 #include "dlpackpp/tensor_accessor.hpp"
@@ -195,6 +196,16 @@ class type_caster<::dlpackpp::TensorAccessor<T, N>>
   /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
   static constexpr auto name =
       const_name(::dlpackpp::bindings::detail::AccessorName<T, N>::text.data);
+};
+
+/// `OnStream<V, Stream>` arguments: V loaded as its own caster loads it, the producer first
+/// asked to order its work before the stream the function launches on (bindings/on_stream.hpp).
+template <class V, class Stream>
+class type_caster<::dlpackpp::bindings::OnStream<V, Stream>>
+    : public dlpackpp_caster::Caster<::dlpackpp::bindings::OnStream<V, Stream>> {
+ public:
+  /// What the signature says the parameter takes: what V's does.
+  static constexpr auto name = make_caster<V>::name;
 };
 
 }  // namespace detail

@@ -172,6 +172,7 @@ DLPACKPP_END_NAMESPACE
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_accessor.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
 
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <type_traits>
@@ -247,10 +248,10 @@ DLPACKPP_FORCE_INLINE Loaded guarded(Load&& load) {
 /// Owning import into `out` (a ManagedTensor, or a LegacyManagedTensor, which refuses a
 /// READ_ONLY tensor: the legacy struct cannot say so), exactly as python::try_from_dlpack.
 template <class Handle>
-Loaded import_owned(PyObject* src, Handle& out) {
+Loaded import_owned(PyObject* src, Handle& out, const python::ImportOptions& options = {}) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&] {
-    Result<ImportedTensor> imported = python::try_from_dlpack(src);
+    Result<ImportedTensor> imported = python::try_from_dlpack(src, options);
     if (DLPACKPP_UNLIKELY(!imported)) return refuse(imported.error());
     if constexpr (std::is_same<Handle, ImportedTensor>::value) {
       out = std::move(*imported);
@@ -280,6 +281,14 @@ constexpr python::ImportOptions options_for(Use use) noexcept {
 template <Use U>
 constexpr python::ImportOptions options_of = options_for(U);
 
+/// options_for(U) asking the producer to order its work before `stream` where one is given
+/// (an OnStream parameter, bindings/on_stream.hpp).
+constexpr python::ImportOptions options_on(Use use, std::optional<std::intptr_t> stream) {
+  python::ImportOptions options = options_for(use);
+  options.stream = stream;
+  return options;
+}
+
 /// What keeps a loaded argument's tensor alive (a capsule, an owning import) is a HeldRef in
 /// the caster: released with it, after the call, where the bound function read the value in
 /// place (a `const T&` or `T*` parameter); handed here to the binding library's per-call
@@ -294,20 +303,20 @@ bool hand_over(python::detail::HeldRef& kept, Park&& park) noexcept {
   return ref == nullptr || park(ref);
 }
 
-/// Views `src` through the borrow engine (python::try_borrow_view) and hands the view to
-/// `take(TensorView&)`, which answers whether it fits; what keeps the view valid goes to
+/// Views `src` through the borrow engine (python::try_borrow_view, with `options`) and hands the
+/// view to `take(TensorView&)`, which answers whether it fits; what keeps the view valid goes to
 /// `kept` (see hand_over). `keepable`: false where nothing can be kept past the conversion
 /// (nanobind's nb::cast), which declines a view that needs keeping. A view through the
 /// exchange table reads `storage` in place: the caller keeps it, unmoved, while the view, or
 /// what `take` made of it, is used.
-template <Use U, class Take>
+template <class Take>
 DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage,
                                          python::detail::HeldRef& kept, bool keepable,
-                                         Take&& take) {
+                                         const python::ImportOptions& options, Take&& take) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
     PyObject* keeper = nullptr;
-    Result<TensorView> seen = python::try_borrow_view(src, storage, keeper, options_of<U>);
+    Result<TensorView> seen = python::try_borrow_view(src, storage, keeper, options);
     if (DLPACKPP_UNLIKELY(!seen)) return refuse(seen.error());
     if ((keeper != nullptr && !keepable) || !take(*seen)) {
       Py_XDECREF(keeper);  // its death releases what the view read
@@ -319,15 +328,16 @@ DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage,
 }
 
 /// `view` as TensorAccessor<T, N> when it fits: dtype, rank, writability for a mutable T,
-/// host-accessible memory (the accessor is indexed by the bound C++ function), alignment, and
-/// for a mutable T one address per element. The cheap comparisons come first so a declined
-/// overload builds no error message.
+/// host-accessible memory unless `on_device` (the accessor is indexed by the bound C++
+/// function; on a stream, by its kernel), alignment, and for a mutable T one address per
+/// element. The cheap comparisons come first so a declined overload builds no error message.
 template <class T, int N>
-bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
+bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out,
+                 bool on_device = false) noexcept {
   constexpr DataType wanted = dtype_of<std::remove_const_t<T>>;
   if (view.dtype() != wanted || view.ndim() != N) return false;
   if (!std::is_const<T>::value && view.read_only()) return false;
-  if (!view.device().is_host_accessible()) return false;
+  if (!on_device && !view.device().is_host_accessible()) return false;
   DLPACKPP_DETAIL_TRY {
     Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
     if (!accessor) return false;  // misaligned, packed sub-byte elements, overlapping writes
@@ -342,7 +352,8 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
 /// keepable)` answers Loaded; `get()` is the value read in place, valid while the argument
 /// lives; `moved_out(park)` is the value to be moved out, what keeps it valid handed to `park`
 /// first (see hand_over; NULL where `park` could not keep it). Defined for TensorView,
-/// TensorAccessor<T, N> and the owning handles below.
+/// TensorAccessor<T, N> and the owning handles below, whose `load_on(src, keepable, stream)`
+/// loads for an OnStream parameter, and for OnStream (bindings/on_stream.hpp).
 template <class V>
 class Argument;
 
@@ -368,11 +379,11 @@ class Argument<TensorView> {
 
   /// Loads `src`, keeping what the view reads (see hand_over); `keepable` as in import_view.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
-    storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
-    return import_view<Use::view>(src, storage_, kept_, keepable, [&](TensorView& view) {
-      view_.emplace(std::move(view));
-      return true;
-    });
+    return load_with(src, keepable, options_of<Use::view>);
+  }
+  /// As load, the producer asked to order its work before `stream` where one is given.
+  Loaded load_on(PyObject* src, bool keepable, std::optional<std::intptr_t> stream) {
+    return load_with(src, keepable, options_on(Use::view, stream));
   }
   /// The loaded view, read in place.
   TensorView& get() noexcept { return *view_; }
@@ -383,6 +394,14 @@ class Argument<TensorView> {
   }
 
  private:
+  DLPACKPP_FORCE_INLINE Loaded load_with(PyObject* src, bool keepable,
+                                         const python::ImportOptions& options) {
+    storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
+    return import_view(src, storage_, kept_, keepable, options, [&](TensorView& view) {
+      view_.emplace(std::move(view));
+      return true;
+    });
+  }
   // The view, made to keep its own copy of storage_ where it read it (a table borrow filled
   // storage_ with a valid rank); a second call finds the copy made.
   TensorView& independent() noexcept {
@@ -405,11 +424,12 @@ class Argument<TensorAccessor<T, N>> {
   /// Loads `src`; `keepable` as in import_view. A declined import is released here, before
   /// the next overload is tried.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
-    DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
-                       // own sizes and strides
-    constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
-    return import_view<use>(src, storage, kept_, keepable,
-                            [&](const TensorView& view) { return accessor_of(view, value_); });
+    return load_with(src, keepable, options_of<use>, false);
+  }
+  /// As load, for a kernel on `stream` (device memory allowed), the producer asked to order its
+  /// work before that stream where one is given.
+  Loaded load_on(PyObject* src, bool keepable, std::optional<std::intptr_t> stream) {
+    return load_with(src, keepable, options_on(use, stream), true);
   }
   /// The loaded accessor, read in place.
   TensorAccessor<T, N>& get() noexcept { return value_; }
@@ -420,6 +440,16 @@ class Argument<TensorAccessor<T, N>> {
   }
 
  private:
+  static constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
+
+  DLPACKPP_FORCE_INLINE Loaded load_with(PyObject* src, bool keepable,
+                                         const python::ImportOptions& options, bool on_device) {
+    DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
+                       // own sizes and strides
+    return import_view(src, storage, kept_, keepable, options, [&](const TensorView& view) {
+      return accessor_of(view, value_, on_device);
+    });
+  }
   TensorAccessor<T, N> value_;
   python::detail::HeldRef kept_;
 };
@@ -431,6 +461,10 @@ class Argument<BasicManagedTensor<DLManaged>> {
  public:
   /// Loads `src` as import_owned does; `keepable` does not matter (nothing to keep).
   Loaded load(PyObject* src, bool /*keepable*/) { return import_owned(src, value_); }
+  /// As load, the producer asked to order its work before `stream` where one is given.
+  Loaded load_on(PyObject* src, bool /*keepable*/, std::optional<std::intptr_t> stream) {
+    return import_owned(src, value_, options_on(Use::view, stream));
+  }
   /// The loaded handle.
   BasicManagedTensor<DLManaged>& get() noexcept { return value_; }
   /// The loaded handle, to be moved out: nothing to hand `park`.
@@ -451,8 +485,8 @@ constexpr void refuse_return() noexcept {
                 "dlpackpp: a bound function cannot return a TensorView (it owns nothing); "
                 "return a ManagedTensor");
   static_assert(std::is_same<V, TensorView>::value || never<U>,
-                "dlpackpp: a bound function cannot return a TensorAccessor (it owns nothing); "
-                "return a ManagedTensor");
+                "dlpackpp: a bound function cannot return a TensorAccessor or an OnStream (they "
+                "own nothing); return a ManagedTensor");
 }
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with
@@ -502,6 +536,170 @@ DLPACKPP_END_NAMESPACE
 
 // ---- end dlpackpp/bindings/arguments.hpp ----
 // #include "dlpackpp/bindings/names.hpp" (already inlined)
+// #include "dlpackpp/bindings/on_stream.hpp" (inlined below)
+// ---- begin dlpackpp/bindings/on_stream.hpp ----
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// OnStream<V, Stream>: a pybind11 or nanobind parameter whose tensor is ready for device work
+/// queued on `stream()`. The caster asks the producer to order its pending work before that
+/// stream (`__dlpack__(stream=...)`, the Python spec's consumer side), so the bound function
+/// launches there and nobody synchronizes. `Stream` says which stream: ProducerStream (the
+/// default) takes the producer's current work stream from its exchange table (PyTorch's
+/// current stream), or the legacy default stream where it has no table; a type of the
+/// function author's with `static void* stream(Device)` names one of the author's own.
+#ifndef DLPACKPP_BINDINGS_ON_STREAM_HPP_
+#define DLPACKPP_BINDINGS_ON_STREAM_HPP_
+
+#include "dlpackpp/python.hpp"
+
+// #include "dlpackpp/bindings/arguments.hpp" (already inlined)
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/detail/config.hpp is in it
+#include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/device.hpp is in it
+
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+DLPACKPP_BEGIN_NAMESPACE
+namespace bindings {
+
+/// OnStream's default stream: the producer's current work stream on the tensor's device, as
+/// its exchange table reports it (`torch.cuda.current_stream()` for PyTorch; for a
+/// dlpackpp.Tensor, the thread's current work stream); the legacy default stream for a
+/// producer without the table, as `__dlpack__(stream=None)` means it.
+struct ProducerStream {};
+
+/// A parameter of type V (`TensorView`, `TensorAccessor<T, N>`, `ManagedTensor`) whose tensor
+/// is ready for work queued on `stream()`: the producer ordered its pending work before that
+/// stream, and the host waited for nothing. An accessor here may point at device memory (its
+/// user is a kernel); a tensor in host memory has no stream (`stream()` is NULL).
+template <class V, class Stream = ProducerStream>
+class OnStream {
+ public:
+  /// `value`, ready on `stream`.
+  OnStream(V value, void* stream) noexcept : value_(std::move(value)), stream_(stream) {}
+  /// The loaded value.
+  V& value() noexcept { return value_; }
+  /// The loaded value.
+  const V& value() const noexcept { return value_; }
+  /// The loaded value.
+  V& operator*() noexcept { return value_; }
+  /// The loaded value's members.
+  V* operator->() noexcept { return &value_; }
+  /// The stream to launch on, as a `void*` (cast it to `cudaStream_t`): on CUDA never NULL (the
+  /// legacy default stream is `cudaStreamLegacy`); NULL for a tensor without streams (host
+  /// memory, and the default stream on ROCm).
+  void* stream() const noexcept { return stream_; }
+
+ private:
+  V value_;
+  void* stream_;
+};
+
+namespace detail {
+
+/// Whether work on `device` is ordered by streams (the Python spec's CUDA and ROCm rules).
+constexpr bool has_streams(Device device) noexcept {
+  const std::int32_t code = device.type_code();
+  return code == device_code::cuda || code == device_code::cuda_managed ||
+         code == device_code::rocm;
+}
+
+/// What `obj.__dlpack_device__()` says, the first step of the spec's consumer: the stream to
+/// ask for depends on the device. A producer without it, or one that answers something else,
+/// does not fit.
+inline Result<Device> dlpack_device_of(PyObject* obj) {
+  PyObject* answer = PyObject_CallMethod(obj, "__dlpack_device__", nullptr);
+  if (answer == nullptr) {
+    return python::detail::take_python_error(python::detail::type_name_of(obj) +
+                                             ".__dlpack_device__");
+  }
+  int type = 0;
+  int id = 0;
+  const bool read = PyTuple_Check(answer) && PyArg_ParseTuple(answer, "ii", &type, &id) != 0;
+  Py_DECREF(answer);
+  if (!read) {
+    PyErr_Clear();
+    return ::dlpackpp::detail::make_error(Errc::invalid_argument,
+                                          python::detail::type_name_of(obj),
+                                          ".__dlpack_device__() is not (device_type, device_id)");
+  }
+  return Device::from_code(type, id);
+}
+
+/// The stream an OnStream<V, Stream> parameter launches on for `obj`'s tensor on `device`, as
+/// OnStream::stream() reports it: on CUDA a NULL (the default stream) is named
+/// `cudaStreamLegacy` (1), which is also what the spec's integer for it is.
+template <class Stream>
+Result<void*> launch_stream(PyObject* obj, Device device) {
+  void* stream = nullptr;
+  if constexpr (std::is_same<Stream, ProducerStream>::value) {
+    Result<void*> current = python::current_stream(obj, device);  // NULL without a table
+    if (!current) return current;
+    stream = *current;
+  } else {
+    stream = Stream::stream(device);
+  }
+  if (stream == nullptr && device.type_code() != device_code::rocm)
+    stream = reinterpret_cast<void*>(std::uintptr_t{1});  // cudaStreamLegacy
+  return stream;
+}
+
+/// An OnStream<V, Stream> argument: the device asked first, then the stream chosen, then V
+/// loaded as its own argument is, asking the producer to order its work before that stream
+/// (through `__dlpack__(stream=...)`; a dlpackpp.Tensor read in place orders it through its
+/// stream hook, see python/borrow.hpp). A tensor without streams is loaded as V alone.
+template <class V, class Stream>
+class Argument<OnStream<V, Stream>> {
+ public:
+  /// Nothing loaded.
+  Argument() noexcept {}  // NOLINT(modernize-use-equals-default)
+
+  /// Loads `src` (see the class comment); `keepable` as in import_view.
+  Loaded load(PyObject* src, bool keepable) {
+    if (plainly_not_a_tensor(src)) return Loaded::declined;
+    std::optional<std::intptr_t> asked;
+    const Loaded chosen = guarded([&] {
+      Result<Device> device = dlpack_device_of(src);
+      if (!device) return refuse(device.error());
+      if (!has_streams(*device)) return Loaded::yes;
+      Result<void*> stream = launch_stream<Stream>(src, *device);
+      if (!stream) return refuse(stream.error());
+      stream_ = *stream;
+      asked = reinterpret_cast<std::intptr_t>(stream_);
+      return Loaded::yes;
+    });
+    if (chosen != Loaded::yes) return chosen;
+    return inner_.load_on(src, keepable, asked);
+  }
+  /// The loaded value, read in place.
+  OnStream<V, Stream>& get() noexcept { return made(std::move(inner_.get())); }
+  /// The loaded value, to be moved out, what it reads handed to `park` (see hand_over).
+  template <class Park>
+  OnStream<V, Stream>* moved_out(Park&& park) noexcept {
+    V* value = inner_.moved_out(park);
+    return value != nullptr ? &made(std::move(*value)) : nullptr;
+  }
+
+ private:
+  OnStream<V, Stream>& made(V&& value) noexcept {
+    if (!value_) value_.emplace(std::move(value), stream_);
+    return *value_;
+  }
+
+  Argument<V> inner_;
+  void* stream_ = nullptr;
+  std::optional<OnStream<V, Stream>> value_;
+};
+
+}  // namespace detail
+}  // namespace bindings
+DLPACKPP_END_NAMESPACE
+
+#endif  // DLPACKPP_BINDINGS_ON_STREAM_HPP_
+
+// ---- end dlpackpp/bindings/on_stream.hpp ----
 // #include "dlpackpp/bindings/refusal.hpp" (inlined below)
 // ---- begin dlpackpp/bindings/refusal.hpp ----
 // SPDX-License-Identifier: Apache-2.0
@@ -832,6 +1030,16 @@ class type_caster<::dlpackpp::TensorAccessor<T, N>>
   /// The parameter's signature text (`float32[*, *] writable`), built at compile time.
   static constexpr auto name =
       const_name(::dlpackpp::bindings::detail::AccessorName<T, N>::text.data);
+};
+
+/// `OnStream<V, Stream>` arguments: V loaded as its own caster loads it, the producer first
+/// asked to order its work before the stream the function launches on (bindings/on_stream.hpp).
+template <class V, class Stream>
+class type_caster<::dlpackpp::bindings::OnStream<V, Stream>>
+    : public dlpackpp_caster::Caster<::dlpackpp::bindings::OnStream<V, Stream>> {
+ public:
+  /// What the signature says the parameter takes: what V's does.
+  static constexpr auto name = make_caster<V>::name;
 };
 
 }  // namespace detail

@@ -2263,6 +2263,18 @@ inline void release_tensor(TensorObject* self) noexcept {
     self->own.~ImportedTensor();
 }
 
+/// Makes a consumer's `stream` wait for the work the object's producer may still have queued
+/// (its stream hook, python/cuda.hpp), as its `__dlpack__(stream=...)` would: for a view read
+/// in place. Nothing where it has no hook. False with a Python exception set.
+inline bool order_pending_work(PyObject* obj, std::intptr_t stream) noexcept {
+  auto* self = reinterpret_cast<TensorObject*>(obj);
+  if (self->hook == nullptr) return true;
+  PyObject* value = PyLong_FromLongLong(static_cast<long long>(stream));
+  const bool ordered = value != nullptr && self->hook->order(self->hook_context, value);
+  Py_XDECREF(value);
+  return ordered;
+}
+
 /// obj's C++ tensor when obj is a dlpackpp.Tensor, else NULL. Valid while obj lives: exports
 /// share the tensor, they never take it away.
 inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcept {
@@ -2403,7 +2415,8 @@ inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, Py
 }
 
 // The borrow engine, the one route and writability rule for try_borrow, try_borrow_view and
-// so the binding casters. A dlpackpp.Tensor of this state is read in place with its flags.
+// so the binding casters. A dlpackpp.Tensor of this state is read in place with its flags (a
+// stream asked for waits for its pending work, as its __dlpack__ would make it).
 // Where the type's exchange table can serve the request, a reader borrows through
 // dltensor_from_py_object_no_sync (READ_ONLY: the table carries no flags; into `storage`
 // where given, see lend_borrowed), and a writer (ImportOptions::writable) or a table without
@@ -2415,6 +2428,8 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTe
   if (const ImportedTensor* own = own_tensor_of(in, obj)) {  // in place, its flags
     Result<void> fits = own_tensor_fits(*own, options.validate);
     if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    if (DLPACKPP_UNLIKELY(options.stream) && !order_pending_work(obj, *options.stream))
+      return take_python_error("dlpackpp.Tensor's stream order");
     return own->view();
   }
   const TypeEntry* entry = type_entry_of(in, obj);

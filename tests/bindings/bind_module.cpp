@@ -87,6 +87,20 @@ std::string scale(TensorAccessor<T, 2> a, T k) {
   return dlpackpp::dtype_of<T>.to_string();
 }
 
+// A stream of the test's own on each device, as a function author's OnStream policy names
+// one (never launched on: the tests see which stream the producer was asked to order).
+struct TestStream {
+  static void* stream(dlpackpp::Device device) {
+    return reinterpret_cast<void*>(std::uintptr_t{0x5000} + static_cast<unsigned>(device.id()));
+  }
+};
+
+// (the stream an OnStream parameter says to launch on, what it holds).
+template <class V, class S, class Describe>
+std::pair<std::uint64_t, std::string> launch(dlpackpp::bindings::OnStream<V, S>& x, Describe d) {
+  return {static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(x.stream())), d(*x)};
+}
+
 // (sum of a float64[n] view, releases counted so far): inside the call nothing the caster
 // imported may have been released yet.
 std::pair<double, std::int64_t> probe(const TensorView& v) {
@@ -156,6 +170,37 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
     const std::int64_t before = released;
     t.reset();
     return released - before;
+  });
+
+  // OnStream parameters: which stream the function launches on, and the producer was asked
+  // to order its work before. make_on(n, device_type) claims a device over host memory (never
+  // read there); set_work_stream sets the thread's current work stream, which the exchange
+  // table of dlpackpp.Tensor reports.
+  using dlpackpp::bindings::OnStream;
+  m.def("make_on", [](std::int64_t n, int device_type) {
+    ManagedTensor t = make(n, false);
+    t.get()->dl_tensor.device = dlpackpp::Device::from_code(device_type, 0);
+    return t;
+  });
+  m.def("set_work_stream", [](int device_type, std::uint64_t stream) {
+    return dlpackpp::python::detail::set_work_stream(
+        dlpackpp::Device::from_code(device_type, 0),
+        reinterpret_cast<void*>(static_cast<std::uintptr_t>(stream)));
+  });
+  const auto view_text = [](const TensorView& v) { return v.to_string(); };
+  m.def("on_producer_stream", [view_text](OnStream<TensorView> x) { return launch(x, view_text); });
+  m.def("on_producer_stream_ref",
+        [view_text](OnStream<TensorView>& x) { return launch(x, view_text); });
+  m.def("on_test_stream",
+        [view_text](OnStream<TensorView, TestStream> x) { return launch(x, view_text); });
+  m.def("on_test_stream_optional", [view_text](std::optional<OnStream<TensorView, TestStream>> x) {
+    return x ? launch(*x, view_text) : std::pair<std::uint64_t, std::string>{0, "none"};
+  });
+  m.def("on_test_stream_fill", [](OnStream<TensorAccessor<double, 1>, TestStream> x) {
+    return launch(x, [](TensorAccessor<double, 1>& a) { return std::to_string(a.size(0)); });
+  });
+  m.def("on_test_stream_owned", [](OnStream<ManagedTensor, TestStream> x) {
+    return launch(x, [](ManagedTensor& t) { return t.device().to_string(); });
   });
 
   // The library's own cast inside a bound function: -1 when it declines (cast_error).

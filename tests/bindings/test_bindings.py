@@ -489,6 +489,93 @@ class Cuda(unittest.TestCase):
         self.assertEqual(sys.getrefcount(t), refs)
 
 
+class Recorder:
+    """A producer without the exchange table that says it lives on `device` and records the
+    keywords each __dlpack__ call gets (the stream is the consumer's business, so it is not
+    passed on)."""
+
+    def __init__(self, inner, device):
+        self.inner, self.device, self.calls = inner, device, []
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(dict(kwargs))
+        kwargs.pop("stream", None)
+        return self.inner.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+class OnStream(unittest.TestCase):
+    """OnStream<V, Stream>: the stream the bound function launches on, and the producer asked
+    to order its work before it. Without a GPU: the tensors claim a CUDA device over host memory
+    and are never read there."""
+
+    KDL_CUDA, KDL_ROCM, TEST_STREAM, LEGACY = 2, 10, 0x5000, 1
+
+    def test_a_host_tensor_has_no_stream(self):
+        t = m.make(3)
+        self.assertEqual(m.on_producer_stream(t)[0], 0)
+        self.assertEqual(m.on_test_stream(t)[0], 0)
+        r = Recorder(m.make(3), (1, 0))
+        self.assertEqual(m.on_test_stream(r)[0], 0)
+        self.assertNotIn("stream", r.calls[-1])  # a CPU producer is never given one
+
+    def test_the_authors_stream_is_asked_for(self):
+        r = Recorder(m.make_on(3, self.KDL_CUDA), (self.KDL_CUDA, 0))
+        stream, text = m.on_test_stream(r)
+        self.assertEqual(stream, self.TEST_STREAM)
+        self.assertEqual(r.calls, [{"max_version": r.calls[0]["max_version"],
+                                    "stream": self.TEST_STREAM}])
+        self.assertIn("cuda:0", text)
+        for f in (m.on_test_stream_fill, m.on_test_stream_owned, m.on_test_stream_optional):
+            r.calls.clear()
+            stream, _ = f(r)
+            self.assertEqual(stream, self.TEST_STREAM)
+            self.assertEqual([c.get("stream") for c in r.calls], [self.TEST_STREAM])
+
+    def test_a_producer_without_the_table_gives_the_legacy_default_stream(self):
+        r = Recorder(m.make_on(3, self.KDL_CUDA), (self.KDL_CUDA, 0))
+        self.assertEqual(m.on_producer_stream(r)[0], self.LEGACY)
+        self.assertEqual([c.get("stream") for c in r.calls], [self.LEGACY])
+        rocm = Recorder(m.make_on(3, self.KDL_ROCM), (self.KDL_ROCM, 0))
+        self.assertEqual(m.on_producer_stream(rocm)[0], 0)  # ROCm's default stream is 0
+        self.assertEqual([c.get("stream") for c in rocm.calls], [0])
+
+    def test_a_table_producer_gives_its_current_work_stream(self):
+        t = m.make_on(3, self.KDL_CUDA)
+        m.set_work_stream(self.KDL_CUDA, 0xBEEF)
+        try:
+            self.assertEqual(m.on_producer_stream(t)[0], 0xBEEF)
+            self.assertEqual(m.on_producer_stream_ref(t)[0], 0xBEEF)
+        finally:
+            m.set_work_stream(self.KDL_CUDA, 0)
+        self.assertEqual(m.on_producer_stream(t)[0], self.LEGACY)  # its default stream
+        self.assertFalse(t.exported)  # read in place: no __dlpack__ call
+
+    def test_refusals_decline_and_errors_propagate(self):
+        class NoDevice:
+            def __dlpack__(self, **kwargs):
+                raise AssertionError("asked without a device")
+
+        class Interrupting(Recorder):
+            def __dlpack_device__(self):
+                raise KeyboardInterrupt
+
+        for bad in (NoDevice(), 1.5, "text", Recorder(m.make(3), "cpu")):
+            with self.assertRaises(TypeError):
+                m.on_test_stream(bad)
+        self.assertEqual(m.on_test_stream_optional(None), (0, "none"))
+        with self.assertRaises(KeyboardInterrupt):
+            m.on_test_stream(Interrupting(m.make(3), (1, 0)))
+        # A mutable accessor still refuses a read-only tensor, whatever the stream.
+        with self.assertRaises(TypeError):
+            m.on_test_stream_fill(Recorder(m.make_read_only(3), (self.KDL_CUDA, 0)))
+
+    def test_signatures_name_what_the_value_takes(self):
+        self.assertIn("float64[*] writable", m.on_test_stream_fill.__doc__)
+
+
 @unittest.skipIf(jnp is None, "JAX is not importable")
 class Jax(unittest.TestCase):
     def setUp(self):

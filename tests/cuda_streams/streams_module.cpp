@@ -149,23 +149,34 @@ PyObject* set_work_stream(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
-// import_tensor(obj, stream=None): py::try_from_dlpack(obj) (stream None: through the exchange
-// table where the type has one) or with ImportOptions::stream; returns the imported device.
+// import_tensor(obj, stream=None, borrow=False): py::try_from_dlpack(obj) (stream None:
+// through the exchange table where the type has one) or with ImportOptions::stream; with
+// borrow, py::try_borrow instead (a dlpackpp.Tensor of this interpreter is read in place, its
+// hook asked to order the stream). Returns the device of what was imported.
 PyObject* import_tensor(PyObject*, PyObject* args) {
   PyObject* obj = nullptr;
   PyObject* stream = Py_None;
-  if (PyArg_ParseTuple(args, "O|O", &obj, &stream) == 0) return nullptr;
+  int borrow = 0;
+  if (PyArg_ParseTuple(args, "O|Op", &obj, &stream, &borrow) == 0) return nullptr;
   py::ImportOptions options;
   if (stream != Py_None) {
     options.stream = static_cast<std::intptr_t>(PyLong_AsSsize_t(stream));
     if (PyErr_Occurred() != nullptr) return nullptr;
   }
-  dlpackpp::Result<py::ImportedTensor> t = py::try_from_dlpack(obj, options);
-  if (!t) {
-    py::set_python_error(t.error());
+  const auto device_of = [](const dlpackpp::TensorView& view) { return view.device(); };
+  dlpackpp::Result<Device> device = Device();
+  if (borrow != 0) {
+    device = py::try_borrow(obj, device_of, options);
+  } else if (dlpackpp::Result<py::ImportedTensor> t = py::try_from_dlpack(obj, options)) {
+    device = t->device();
+  } else {
+    device = t.error();
+  }
+  if (!device) {
+    py::set_python_error(device.error());
     return nullptr;
   }
-  return Py_BuildValue("(ii)", static_cast<int>(t->device().type()), t->device().id());
+  return Py_BuildValue("(ii)", static_cast<int>(device->type()), device->id());
 }
 
 PyObject* has_cuda_runtime(PyObject*, PyObject*) {
@@ -211,7 +222,7 @@ PyMethodDef g_methods[] = {
     {"counts", &counts, METH_NOARGS, "(hook contexts released, tensors released)"},
     {"current_stream", &current_stream, METH_VARARGS, "py::current_stream(obj, device)"},
     {"set_work_stream", &set_work_stream, METH_VARARGS, "the thread's current work stream"},
-    {"import_tensor", &import_tensor, METH_VARARGS, "py::try_from_dlpack(obj[, stream])"},
+    {"import_tensor", &import_tensor, METH_VARARGS, "py::try_from_dlpack(obj[, stream[, borrow]])"},
     {"has_cuda_runtime", &has_cuda_runtime, METH_NOARGS, "built with the CUDA runtime"},
 #if DLPACKPP_HAS_CUDA_RUNTIME
     {"with_stream", &with_stream, METH_VARARGS, "py::to_pyobject(tensor, stream)"},

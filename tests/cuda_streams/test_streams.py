@@ -103,6 +103,21 @@ class StreamValues(unittest.TestCase):
         self.assertEqual(m.orders(), [])
 
 
+    def test_a_borrow_in_place_with_a_stream_orders_it(self):
+        # The borrow engine reads a dlpackpp.Tensor in place (no __dlpack__ call): a stream
+        # asked for is ordered through the object's hook all the same, and only then.
+        self.assertEqual(m.import_tensor(self.t, None, True), (KDL_CUDA, 0))
+        self.assertEqual(m.orders(), [])
+        self.assertEqual(m.import_tensor(self.t, 0xC0FFEE, True), (KDL_CUDA, 0))
+        self.assertEqual(m.orders(), [(HANDLE, 0xC0FFEE)])
+        self.assertEqual(m.import_tensor(self.t, 2, True), (KDL_CUDA, 0))
+        self.assertEqual(m.orders(), [(PER_THREAD, 0)])
+        with self.assertRaises(ValueError):
+            m.import_tensor(self.t, 0, True)  # the hook's refusal reaches the borrower
+        self.assertEqual(m.orders(), [])
+        self.assertFalse(self.t.exported)  # read in place: nothing was exported
+
+
 class Release(unittest.TestCase):
     """The hook's context goes exactly once, with the object, whatever else is alive."""
 

@@ -28,6 +28,7 @@
 #include "dlpackpp/tensor_accessor.hpp"
 #include "dlpackpp/tensor_view.hpp"
 
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <type_traits>
@@ -103,10 +104,10 @@ DLPACKPP_FORCE_INLINE Loaded guarded(Load&& load) {
 /// Owning import into `out` (a ManagedTensor, or a LegacyManagedTensor, which refuses a
 /// READ_ONLY tensor: the legacy struct cannot say so), exactly as python::try_from_dlpack.
 template <class Handle>
-Loaded import_owned(PyObject* src, Handle& out) {
+Loaded import_owned(PyObject* src, Handle& out, const python::ImportOptions& options = {}) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&] {
-    Result<ImportedTensor> imported = python::try_from_dlpack(src);
+    Result<ImportedTensor> imported = python::try_from_dlpack(src, options);
     if (DLPACKPP_UNLIKELY(!imported)) return refuse(imported.error());
     if constexpr (std::is_same<Handle, ImportedTensor>::value) {
       out = std::move(*imported);
@@ -136,6 +137,14 @@ constexpr python::ImportOptions options_for(Use use) noexcept {
 template <Use U>
 constexpr python::ImportOptions options_of = options_for(U);
 
+/// options_for(U) asking the producer to order its work before `stream` where one is given
+/// (an OnStream parameter, bindings/on_stream.hpp).
+constexpr python::ImportOptions options_on(Use use, std::optional<std::intptr_t> stream) {
+  python::ImportOptions options = options_for(use);
+  options.stream = stream;
+  return options;
+}
+
 /// What keeps a loaded argument's tensor alive (a capsule, an owning import) is a HeldRef in
 /// the caster: released with it, after the call, where the bound function read the value in
 /// place (a `const T&` or `T*` parameter); handed here to the binding library's per-call
@@ -150,20 +159,20 @@ bool hand_over(python::detail::HeldRef& kept, Park&& park) noexcept {
   return ref == nullptr || park(ref);
 }
 
-/// Views `src` through the borrow engine (python::try_borrow_view) and hands the view to
-/// `take(TensorView&)`, which answers whether it fits; what keeps the view valid goes to
+/// Views `src` through the borrow engine (python::try_borrow_view, with `options`) and hands the
+/// view to `take(TensorView&)`, which answers whether it fits; what keeps the view valid goes to
 /// `kept` (see hand_over). `keepable`: false where nothing can be kept past the conversion
 /// (nanobind's nb::cast), which declines a view that needs keeping. A view through the
 /// exchange table reads `storage` in place: the caller keeps it, unmoved, while the view, or
 /// what `take` made of it, is used.
-template <Use U, class Take>
+template <class Take>
 DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage,
                                          python::detail::HeldRef& kept, bool keepable,
-                                         Take&& take) {
+                                         const python::ImportOptions& options, Take&& take) {
   if (plainly_not_a_tensor(src)) return Loaded::declined;
   return guarded([&]() DLPACKPP_LAMBDA_FORCE_INLINE {
     PyObject* keeper = nullptr;
-    Result<TensorView> seen = python::try_borrow_view(src, storage, keeper, options_of<U>);
+    Result<TensorView> seen = python::try_borrow_view(src, storage, keeper, options);
     if (DLPACKPP_UNLIKELY(!seen)) return refuse(seen.error());
     if ((keeper != nullptr && !keepable) || !take(*seen)) {
       Py_XDECREF(keeper);  // its death releases what the view read
@@ -175,15 +184,16 @@ DLPACKPP_FORCE_INLINE Loaded import_view(PyObject* src, DLTensor& storage,
 }
 
 /// `view` as TensorAccessor<T, N> when it fits: dtype, rank, writability for a mutable T,
-/// host-accessible memory (the accessor is indexed by the bound C++ function), alignment, and
-/// for a mutable T one address per element. The cheap comparisons come first so a declined
-/// overload builds no error message.
+/// host-accessible memory unless `on_device` (the accessor is indexed by the bound C++
+/// function; on a stream, by its kernel), alignment, and for a mutable T one address per
+/// element. The cheap comparisons come first so a declined overload builds no error message.
 template <class T, int N>
-bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
+bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out,
+                 bool on_device = false) noexcept {
   constexpr DataType wanted = dtype_of<std::remove_const_t<T>>;
   if (view.dtype() != wanted || view.ndim() != N) return false;
   if (!std::is_const<T>::value && view.read_only()) return false;
-  if (!view.device().is_host_accessible()) return false;
+  if (!on_device && !view.device().is_host_accessible()) return false;
   DLPACKPP_DETAIL_TRY {
     Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
     if (!accessor) return false;  // misaligned, packed sub-byte elements, overlapping writes
@@ -198,7 +208,8 @@ bool accessor_of(const TensorView& view, TensorAccessor<T, N>& out) noexcept {
 /// keepable)` answers Loaded; `get()` is the value read in place, valid while the argument
 /// lives; `moved_out(park)` is the value to be moved out, what keeps it valid handed to `park`
 /// first (see hand_over; NULL where `park` could not keep it). Defined for TensorView,
-/// TensorAccessor<T, N> and the owning handles below.
+/// TensorAccessor<T, N> and the owning handles below, whose `load_on(src, keepable, stream)`
+/// loads for an OnStream parameter, and for OnStream (bindings/on_stream.hpp).
 template <class V>
 class Argument;
 
@@ -224,11 +235,11 @@ class Argument<TensorView> {
 
   /// Loads `src`, keeping what the view reads (see hand_over); `keepable` as in import_view.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
-    storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
-    return import_view<Use::view>(src, storage_, kept_, keepable, [&](TensorView& view) {
-      view_.emplace(std::move(view));
-      return true;
-    });
+    return load_with(src, keepable, options_of<Use::view>);
+  }
+  /// As load, the producer asked to order its work before `stream` where one is given.
+  Loaded load_on(PyObject* src, bool keepable, std::optional<std::intptr_t> stream) {
+    return load_with(src, keepable, options_on(Use::view, stream));
   }
   /// The loaded view, read in place.
   TensorView& get() noexcept { return *view_; }
@@ -239,6 +250,14 @@ class Argument<TensorView> {
   }
 
  private:
+  DLPACKPP_FORCE_INLINE Loaded load_with(PyObject* src, bool keepable,
+                                         const python::ImportOptions& options) {
+    storage_.ndim = -1;  // a table borrow fills it in, with a valid rank
+    return import_view(src, storage_, kept_, keepable, options, [&](TensorView& view) {
+      view_.emplace(std::move(view));
+      return true;
+    });
+  }
   // The view, made to keep its own copy of storage_ where it read it (a table borrow filled
   // storage_ with a valid rank); a second call finds the copy made.
   TensorView& independent() noexcept {
@@ -261,11 +280,12 @@ class Argument<TensorAccessor<T, N>> {
   /// Loads `src`; `keepable` as in import_view. A declined import is released here, before
   /// the next overload is tried.
   DLPACKPP_FORCE_INLINE Loaded load(PyObject* src, bool keepable) {
-    DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
-                       // own sizes and strides
-    constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
-    return import_view<use>(src, storage, kept_, keepable,
-                            [&](const TensorView& view) { return accessor_of(view, value_); });
+    return load_with(src, keepable, options_of<use>, false);
+  }
+  /// As load, for a kernel on `stream` (device memory allowed), the producer asked to order its
+  /// work before that stream where one is given.
+  Loaded load_on(PyObject* src, bool keepable, std::optional<std::intptr_t> stream) {
+    return load_with(src, keepable, options_on(use, stream), true);
   }
   /// The loaded accessor, read in place.
   TensorAccessor<T, N>& get() noexcept { return value_; }
@@ -276,6 +296,16 @@ class Argument<TensorAccessor<T, N>> {
   }
 
  private:
+  static constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
+
+  DLPACKPP_FORCE_INLINE Loaded load_with(PyObject* src, bool keepable,
+                                         const python::ImportOptions& options, bool on_device) {
+    DLTensor storage;  // read in place by the view, done with here: the accessor keeps its
+                       // own sizes and strides
+    return import_view(src, storage, kept_, keepable, options, [&](const TensorView& view) {
+      return accessor_of(view, value_, on_device);
+    });
+  }
   TensorAccessor<T, N> value_;
   python::detail::HeldRef kept_;
 };
@@ -287,6 +317,10 @@ class Argument<BasicManagedTensor<DLManaged>> {
  public:
   /// Loads `src` as import_owned does; `keepable` does not matter (nothing to keep).
   Loaded load(PyObject* src, bool /*keepable*/) { return import_owned(src, value_); }
+  /// As load, the producer asked to order its work before `stream` where one is given.
+  Loaded load_on(PyObject* src, bool /*keepable*/, std::optional<std::intptr_t> stream) {
+    return import_owned(src, value_, options_on(Use::view, stream));
+  }
   /// The loaded handle.
   BasicManagedTensor<DLManaged>& get() noexcept { return value_; }
   /// The loaded handle, to be moved out: nothing to hand `park`.
@@ -307,8 +341,8 @@ constexpr void refuse_return() noexcept {
                 "dlpackpp: a bound function cannot return a TensorView (it owns nothing); "
                 "return a ManagedTensor");
   static_assert(std::is_same<V, TensorView>::value || never<U>,
-                "dlpackpp: a bound function cannot return a TensorAccessor (it owns nothing); "
-                "return a ManagedTensor");
+                "dlpackpp: a bound function cannot return a TensorAccessor or an OnStream (they "
+                "own nothing); return a ManagedTensor");
 }
 
 /// A returned handle as a new `dlpackpp.Tensor` (a legacy handle is wrapped first); NULL with

@@ -111,7 +111,8 @@ inline Result<TensorView> lend_capsule(Internals& in, const TypeEntry& entry, Py
 }
 
 // The borrow engine, the one route and writability rule for try_borrow, try_borrow_view and
-// so the binding casters. A dlpackpp.Tensor of this state is read in place with its flags.
+// so the binding casters. A dlpackpp.Tensor of this state is read in place with its flags (a
+// stream asked for waits for its pending work, as its __dlpack__ would make it).
 // Where the type's exchange table can serve the request, a reader borrows through
 // dltensor_from_py_object_no_sync (READ_ONLY: the table carries no flags; into `storage`
 // where given, see lend_borrowed), and a writer (ImportOptions::writable) or a table without
@@ -123,6 +124,8 @@ DLPACKPP_FORCE_INLINE Result<TensorView> lend(Internals& in, PyObject* obj, DLTe
   if (const ImportedTensor* own = own_tensor_of(in, obj)) {  // in place, its flags
     Result<void> fits = own_tensor_fits(*own, options.validate);
     if (DLPACKPP_UNLIKELY(!fits)) return fits.error();
+    if (DLPACKPP_UNLIKELY(options.stream) && !order_pending_work(obj, *options.stream))
+      return take_python_error("dlpackpp.Tensor's stream order");
     return own->view();
   }
   const TypeEntry* entry = type_entry_of(in, obj);

@@ -157,6 +157,18 @@ inline void release_tensor(TensorObject* self) noexcept {
     self->own.~ImportedTensor();
 }
 
+/// Makes a consumer's `stream` wait for the work the object's producer may still have queued
+/// (its stream hook, python/cuda.hpp), as its `__dlpack__(stream=...)` would: for a view read
+/// in place. Nothing where it has no hook. False with a Python exception set.
+inline bool order_pending_work(PyObject* obj, std::intptr_t stream) noexcept {
+  auto* self = reinterpret_cast<TensorObject*>(obj);
+  if (self->hook == nullptr) return true;
+  PyObject* value = PyLong_FromLongLong(static_cast<long long>(stream));
+  const bool ordered = value != nullptr && self->hook->order(self->hook_context, value);
+  Py_XDECREF(value);
+  return ordered;
+}
+
 /// obj's C++ tensor when obj is a dlpackpp.Tensor, else NULL. Valid while obj lives: exports
 /// share the tensor, they never take it away.
 inline const ImportedTensor* own_tensor_of(Internals& in, PyObject* obj) noexcept {
