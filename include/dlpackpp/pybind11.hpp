@@ -20,7 +20,10 @@
 /// - A `dlpackpp::Error` thrown by a bound function reaches Python as set_python_error()
 ///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): this header
 ///   registers that translation when the module is loaded.
-/// - Returning a `TensorView` or a `TensorAccessor` is a compile error: nothing would own it.
+/// - `bindings::OnStream<V, Stream>` (V one of the above) also asks the producer to order its
+///   pending device work before the stream the function launches on (bindings/on_stream.hpp).
+/// - Returning a `TensorView`, a `TensorAccessor` or an `OnStream` is a compile error: nothing
+///   would own it.
 #pragma once
 
 // Without Python.h and pybind11 on the include path this header is empty (as python.hpp is),

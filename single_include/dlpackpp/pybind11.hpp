@@ -21,7 +21,10 @@
 /// - A `dlpackpp::Error` thrown by a bound function reaches Python as set_python_error()
 ///   raises it (TypeError for dtype and rank, BufferError for read-only, ...): this header
 ///   registers that translation when the module is loaded.
-/// - Returning a `TensorView` or a `TensorAccessor` is a compile error: nothing would own it.
+/// - `bindings::OnStream<V, Stream>` (V one of the above) also asks the producer to order its
+///   pending device work before the stream the function launches on (bindings/on_stream.hpp).
+/// - Returning a `TensorView`, a `TensorAccessor` or an `OnStream` is a compile error: nothing
+///   would own it.
 #pragma once
 
 // Without Python.h and pybind11 on the include path this header is empty (as python.hpp is),
@@ -621,8 +624,7 @@ inline Result<Device> dlpack_device_of(PyObject* obj) {
   Py_DECREF(answer);
   if (!read) {
     PyErr_Clear();
-    return ::dlpackpp::detail::make_error(Errc::invalid_argument,
-                                          python::detail::type_name_of(obj),
+    return ::dlpackpp::detail::make_error(Errc::invalid_argument, python::detail::type_name_of(obj),
                                           ".__dlpack_device__() is not (device_type, device_id)");
   }
   return Device::from_code(type, id);
