@@ -724,6 +724,7 @@ DLPACKPP_END_NAMESPACE
 
 // #include "dlpackpp/bindings/arguments.hpp" (already inlined)
 // #include "dlpackpp/bindings/names.hpp" (already inlined)
+// #include "dlpackpp/bindings/on_stream.hpp" (already inlined)
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/managed_tensor.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_accessor.hpp is in it
 #include "dlpackpp/dlpackpp.hpp"  // the single header: dlpackpp/tensor_view.hpp is in it
@@ -737,18 +738,29 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace bindings {
 namespace detail {
 
-/// What a parameter of type P is called in signatures, and what using it asks of a view.
+/// What a parameter of type P is called in signatures, what using it asks of a view, and
+/// whether device memory fits (an OnStream parameter's user is a kernel).
 template <class P>
 struct Parameter {
+  using Value = P;
   static constexpr const char* name = tensor_argument_name;
   static constexpr bool borrows = std::is_same<P, TensorView>::value;
   static constexpr Use use = Use::view;
+  static constexpr bool on_device = false;
 };
 template <class T, int N>
 struct Parameter<TensorAccessor<T, N>> {
+  using Value = TensorAccessor<T, N>;
   static constexpr const char* name = AccessorName<T, N>::text.data;
   static constexpr bool borrows = true;
   static constexpr Use use = std::is_const<T>::value ? Use::read : Use::write;
+  static constexpr bool on_device = false;
+};
+/// An OnStream parameter refuses what its V refuses, device memory excepted (the stream it
+/// would ask for does not change what fits).
+template <class V, class Stream>
+struct Parameter<OnStream<V, Stream>> : Parameter<V> {
+  static constexpr bool on_device = true;
 };
 
 /// An Error's message without the "dlpackpp: " every message starts with.
@@ -774,16 +786,17 @@ inline std::string seen_as(const TensorView& view) {
 }
 
 /// Why a view parameter refuses a view it was lent ("" when it fits): a TensorView takes any.
-inline std::string view_refusal(const TensorView&, const Parameter<TensorView>&) { return {}; }
+inline std::string view_refusal(const TensorView&, TensorView*, bool /*on_device*/) { return {}; }
 
-/// Why an accessor parameter refuses a view it was lent ("" when it fits).
+/// Why an accessor parameter refuses a view it was lent ("" when it fits); `on_device` as in
+/// accessor_of.
 template <class T, int N>
-std::string view_refusal(const TensorView& view, const Parameter<TensorAccessor<T, N>>&) {
+std::string view_refusal(const TensorView& view, TensorAccessor<T, N>*, bool on_device) {
   TensorAccessor<T, N> unused;
-  if (accessor_of(view, unused)) return {};
+  if (accessor_of(view, unused, on_device)) return {};
   std::string out = "got " + seen_as(view);
   const bool rest_fits = view.dtype() == dtype_of<std::remove_const_t<T>> && view.ndim() == N &&
-                         view.device().is_host_accessible() &&
+                         (on_device || view.device().is_host_accessible()) &&
                          (std::is_const<T>::value || !view.read_only());
   if (rest_fits) {  // the accessor's own checks: alignment, sub-byte, overlapping writes
     Result<TensorAccessor<T, N>> accessor = view.template try_accessor<T, N>();
@@ -830,16 +843,21 @@ Result<std::string> refusal_of(PyObject* obj) {
   Result<bool> speaks = plainly_not_a_tensor(obj) ? Result<bool>(false) : speaks_dlpack(obj);
   if (!speaks) return speaks.error();
   if (!*speaks) return python::detail::type_name_of(obj) + " is not a DLPack object";
+  if constexpr (Parameter<P>::on_device) {  // an OnStream caster asks the device first
+    Result<Device> device = dlpack_device_of(obj);
+    if (!device) return refusal_from(device.error());
+  }
   if constexpr (Parameter<P>::borrows) {
     PyObject* keeper = nullptr;
     Result<TensorView> view = python::try_borrow_view(obj, keeper, options_for(Parameter<P>::use));
     const python::detail::HeldRef lease(keeper);  // released after the view is read
     if (!view) return refusal_from(view.error());
-    return view_refusal(*view, Parameter<P>{});
+    using Value = typename Parameter<P>::Value;
+    return view_refusal(*view, static_cast<Value*>(nullptr), Parameter<P>::on_device);
   } else {
     Result<ImportedTensor> imported = python::try_from_dlpack(obj);
     if (!imported) return refusal_from(imported.error());
-    if constexpr (!std::is_same<P, ImportedTensor>::value) {
+    if constexpr (!std::is_same<typename Parameter<P>::Value, ImportedTensor>::value) {
 #if DLPACKPP_HAS_VERSIONED  // else ImportedTensor is the legacy handle: the same type as P
       const std::string seen = seen_as(imported->view());
       if (!try_to_legacy(std::move(*imported)))
@@ -853,9 +871,9 @@ Result<std::string> refusal_of(PyObject* obj) {
 }  // namespace detail
 
 /// Why `obj` would not fit a pybind11 or nanobind parameter of type P (`TensorView`,
-/// `TensorAccessor<T, N>`, `ManagedTensor`, `LegacyManagedTensor`), as "<what the signature
-/// says P takes>: <what obj is>", e.g. "float32[*, *] writable: got float64[4, 4]",
-/// "float32[*, *] writable: got float32[4, 4] read-only", "tensor: int is not a DLPack
+/// `TensorAccessor<T, N>`, `ManagedTensor`, `LegacyManagedTensor`, or an `OnStream` of one), as
+/// "<what the signature says P takes>: <what obj is>", e.g. "float32[*, *] writable: got float64[4,
+/// 4]", "float32[*, *] writable: got float32[4, 4] read-only", "tensor: int is not a DLPack
 /// object"; "" when it fits. Runs the casters' own loaders (so it asks `obj.__dlpack__` once)
 /// and keeps nothing: what it imported is released, no Python exception is left pending. What
 /// the producer raised other than "does not fit" (KeyboardInterrupt, SystemExit...) is the

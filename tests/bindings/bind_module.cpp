@@ -265,6 +265,10 @@ DLPACKPP_BIND_MODULE(DLPACKPP_BIND_MODULE_NAME, m) {
     throw dlpackpp::Error(read_only ? dlpackpp::Errc::read_only : dlpackpp::Errc::rank_mismatch,
                           "thrown by a bound function");
   });
+  m.def("why_on_stream_fill", [](bl::handle h) {
+    return dlpackpp::bindings::explain_refusal<
+        dlpackpp::bindings::OnStream<TensorAccessor<double, 1>, TestStream>>(h.ptr());
+  });
   m.def("why_legacy", [](bl::handle h) {
     return dlpackpp::bindings::explain_refusal<dlpackpp::LegacyManagedTensor>(h.ptr());
   });

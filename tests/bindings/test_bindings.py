@@ -572,6 +572,14 @@ class OnStream(unittest.TestCase):
         with self.assertRaises(TypeError):
             m.on_test_stream_fill(Recorder(m.make_read_only(3), (self.KDL_CUDA, 0)))
 
+    def test_explain_refusal_says_what_the_caster_does(self):
+        cuda = Recorder(m.make_on(3, self.KDL_CUDA), (self.KDL_CUDA, 0))
+        self.assertEqual(m.why_on_stream_fill(cuda), "")  # device memory fits here
+        self.assertEqual(m.why_on_stream_fill(Recorder(m.make_read_only(3), (1, 0))),
+                         "float64[*] writable: got float64[3] read-only")
+        self.assertIn("__dlpack_device__", m.why_on_stream_fill(OneCapsule(m.make(3).__dlpack__())))
+        self.assertIn("on cuda:0", m.why_total(cuda))  # a plain accessor: host memory only
+
     def test_signatures_name_what_the_value_takes(self):
         self.assertIn("float64[*] writable", m.on_test_stream_fill.__doc__)
 
