@@ -472,6 +472,17 @@ class Cuda(unittest.TestCase):
         self.assertEqual(m.address(t), t.data_ptr())
         self.assertEqual(m.numel(t), 6)
 
+    def test_on_stream_is_pytorchs_current_stream(self):
+        # PyTorch's exchange table reports its current stream; without the table the legacy
+        # default stream (1) is asked for. Either way PyTorch is asked with that stream.
+        x = torch.ones(3, dtype=torch.float64, device="cuda")
+        side = torch.cuda.Stream()
+        for stream in (torch.cuda.current_stream(), side):
+            with torch.cuda.stream(stream):
+                expected = (stream.cuda_stream or 1) if TORCH_TABLE else 1
+                self.assertEqual(m.on_producer_stream(x)[0], expected)
+                self.assertEqual(m.on_test_stream_fill(x.cpu())[0], 0)  # host memory: none
+
     def test_accessors_decline_device_memory(self):
         t = torch.ones(2, 2, device="cuda")
         with self.assertRaises(TypeError):  # the accessor would be indexed on the host

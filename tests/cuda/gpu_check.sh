@@ -11,6 +11,8 @@
 #   test_cuda_allocate        allocate_cuda, every memory kind
 #   conformance.cuda_hooks*   the kit's P9 and X4 for dlpackpp (and torch, cupy) on the GPU,
 #                             and the broken dlpackpp adapter failing P9
+#   bindings.*                the casters with PyTorch's CUDA tensors (class Cuda: device
+#                             views, OnStream on PyTorch's current stream)
 # A test that prints DLPACKPP_TEST_SKIPPED was not run: on a GPU machine none should be.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,9 +24,9 @@ cmake -S "${root}" -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLPACKPP_
   -DPython3_EXECUTABLE="${python}" > "${build}.configure.log" 2>&1 \
   || { tail -30 "${build}.configure.log"; exit 1; }
 cmake --build "${build}" -j "$(nproc)" --target dlpackpp_streams_test dlpackpp_streams_test_limited dlpackpp_test \
-  test_cuda_allocate
+  test_cuda_allocate dlpackpp_bindings_tests
 ctest --test-dir "${build}" --output-on-failure -j 1 -R \
-  '^(cuda\.|python\.cuda_streams(_limited)?$|python\.cuda$|test_cuda_allocate|conformance\.(probe|cuda_hooks))' \
+  '^(cuda\.|python\.cuda_streams(_limited)?$|python\.cuda$|test_cuda_allocate|conformance\.(probe|cuda_hooks)|bindings\.[a-z0-9_]+(\.venv|\.default)?$)' \
   2>&1 | tee "${build}.gpu_check.log"
 if grep -q "DLPACKPP_TEST_SKIPPED\|(Skipped)" "${build}.gpu_check.log"; then
   echo "gpu_check: some tests were skipped (see above): not a full GPU run"
