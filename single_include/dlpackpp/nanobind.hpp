@@ -691,8 +691,14 @@ class Argument<OnStream<V, Stream>> {
   }
 
  private:
+  // The value, made once. A view takes its own copy of the DLTensor it may read in inner_'s
+  // storage, so that moving this argument (a library may move its caster) moves a value that
+  // reads nothing of the old one.
   OnStream<V, Stream>& made(V&& value) noexcept {
-    if (!value_) value_.emplace(std::move(value), stream_);
+    if (!value_) {
+      if constexpr (std::is_same<V, TensorView>::value) value.detach_from_dltensor();
+      value_.emplace(std::move(value), stream_);
+    }
     return *value_;
   }
 
