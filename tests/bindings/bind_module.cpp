@@ -90,7 +90,7 @@ std::string scale(TensorAccessor<T, 2> a, T k) {
 // A stream of the test's own on each device, as a function author's OnStream policy names
 // one (never launched on: the tests see which stream the producer was asked to order).
 struct TestStream {
-  static void* stream(dlpackpp::Device device) {
+  static void* stream(dlpackpp::Device device) noexcept {
     return reinterpret_cast<void*>(std::uintptr_t{0x5000} + static_cast<unsigned>(device.id()));
   }
 };

@@ -6,7 +6,7 @@
 /// launches there and nobody synchronizes. `Stream` says which stream: ProducerStream (the
 /// default) takes the producer's current work stream from its exchange table (PyTorch's
 /// current stream), or the legacy default stream where it has no table; a type of the
-/// function author's with `static void* stream(Device)` names one of the author's own.
+/// function author's with `static void* stream(Device) noexcept` names one of the author's own.
 #pragma once
 #ifndef DLPACKPP_BINDINGS_ON_STREAM_HPP_
 #define DLPACKPP_BINDINGS_ON_STREAM_HPP_
@@ -99,6 +99,9 @@ Result<void*> launch_stream(PyObject* obj, Device device) {
     if (!current) return current;
     stream = *current;
   } else {
+    static_assert(noexcept(Stream::stream(device)),
+                  "dlpackpp: OnStream's Stream::stream(Device) must be noexcept (a caster "
+                  "cannot tell its exception from a producer's)");
     stream = Stream::stream(device);
   }
   if (stream == nullptr && device.type_code() != device_code::rocm)
