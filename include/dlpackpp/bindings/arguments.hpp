@@ -215,7 +215,10 @@ class Argument;
 
 /// A `TensorView` argument. A view borrowed through the exchange table reads the DLTensor kept
 /// here in place (no copy of it, as python::try_borrow), valid while the argument lives; a
-/// view moved out first takes its own copy.
+/// view moved out first takes its own copy. What reading in place buys: 17 to 18 instructions
+/// per exchange-table view read in place (pybind11 377 -> 359, nanobind 405 -> 388: 5%), 4 to
+/// 7 by value (caster_callgrind.py). What it relies on: the argument not moving while the view
+/// reads it (the move constructor makes the view independent first).
 template <>
 class Argument<TensorView> {
  public:

@@ -103,6 +103,11 @@ BasicManagedTensor<M> export_of(SharedTensor* shared) noexcept {
 /// its first export moves it into a SharedTensor: an object never exported costs no
 /// allocation. Without it the SharedTensor is made with the object (to_pyobject), so that no
 /// thread moves the tensor while another reads it, and `shared` never changes after that.
+/// What the wait buys (callgrind): 211 instructions per object that lives beside others and is
+/// never exported (1,452 -> 1,241 per to_pyobject and release, 100 alive at a time, where each
+/// SharedTensor would be a malloc); it costs 10 per export (395 -> 405). What it relies on: the
+/// GIL, so that no thread reads `own` while the first export moves it, and moving the handle
+/// leaves the DLPack struct (and any view of it) where it was.
 struct TensorObject {
   PyObject_HEAD ImportedTensor own;     ///< the tensor until the first export, then empty
   SharedTensor* shared;                 ///< from the first export on; one holder is the object
