@@ -276,7 +276,8 @@ inline Result<void> try_copy_row_major(const TensorView& view, void* dst) {
   detail::plan_iteration(view.shape(), view.strides(), false, p);
   // Each loop's step in the destination: its dimension's row-major stride, negated for a
   // flipped loop, which then starts at the destination's far end of that dimension.
-  std::int64_t to_stride[detail::iteration_max_dims];
+  // Zeroed although the loop below fills every entry read: GCC 13 at -O3 cannot see that.
+  std::int64_t to_stride[detail::iteration_max_dims] = {};
   std::int64_t to_first = 0;
   const IntSpan shape = view.shape();
   for (int r = 0; r < p.rank; ++r) {

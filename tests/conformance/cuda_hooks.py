@@ -5,9 +5,11 @@
                           array fails naming the CUDA call, and the current work stream it
                           sets is what dlpackpp.Tensor's exchange table reports (X4's path,
                           across two modules: the table belongs to the kit's main probe)
-    cuda_hooks.py gpu     on a CUDA machine: P9 and X4 pass for dlpackpp (and torch, cupy
-                          where present), the conforming gpu/dlpackpp_P9.py passes P9 and
-                          the broken one (a producer that ignores `stream`) fails it
+    cuda_hooks.py gpu     on a CUDA machine: P9 and X4 pass for dlpackpp, P9's ordering
+                          runs and holds for torch and cupy where present (their own SHOULD
+                          findings are reported, not judged), the conforming
+                          gpu/dlpackpp_P9.py passes P9 and the broken one (a producer that
+                          ignores `stream`) fails it
 
 Prints "DLPACKPP_TEST_SKIPPED: ..." where it cannot run (no numpy, no nvcc, no GPU)."""
 import glob
@@ -69,12 +71,13 @@ def prove_build():
     print("the table reports the stream the hooks made current, and only there")
 
 
-def run_kit(targets, only, fault=None):
+def run_kit(label, targets, only, fault=None):
+    """The kit's report on `targets`, kept as gpu-<label>.json beside the probe's cache."""
     env = dict(os.environ)
     if fault:
         env["DLPACKPP_CONFORMANCE_FAULT"] = fault
     out = os.path.join(os.environ.get("DLPACKPP_CONFORMANCE_CACHE", HERE), "gpu-%s.json"
-                       % (fault or "ok"))
+                       % label)
     done = subprocess.run([sys.executable, "-m", "dlpackpp.conformance"] + targets
                           + ["--only", only, "--json", out, "--timeout", "300"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -101,19 +104,26 @@ def prove_gpu():
             skip(str(e))
     targets = ["dlpackpp"] + [t for t in ("torch", "cupy") if importlib.util.find_spec(t)]
     failures = []
-    status, report = run_kit(targets, "P9,X4")
+    status, report = run_kit("targets", targets, "P9,X4")
     for (name, check), (verdict, detail) in sorted(verdicts(report).items()):
-        if verdict != "pass" or "skipped" in detail or "inconclusive" in detail:
-            failures.append("%s %s: %s (%s)" % (name, check, verdict, detail))
+        print("%-9s %s %s %s" % (name, check, verdict, detail))
+        if name == "dlpackpp":  # ours: every finding passes, and the ordering ran
+            if verdict != "pass" or "skipped" in detail or "inconclusive" in detail:
+                failures.append("%s %s: %s (%s)" % (name, check, verdict, detail))
+        elif check == "P9" and ("stale" in detail or "GPU ordering" in detail
+                                or "GPU half" in detail):
+            # A peer's own SHOULD findings (CuPy takes stream=0) are its verdicts, not ours;
+            # its ordering must have run and held, or the GPU half proves nothing.
+            failures.append("%s P9's ordering: %s" % (name, detail))
     adapter = os.path.join(HERE, "gpu", "dlpackpp_P9.py")
-    _, good = run_kit([adapter], "P9")
-    _, bad = run_kit([adapter], "P9", fault="P9")
+    _, good = run_kit("adapter", [adapter], "P9")
+    _, bad = run_kit("broken-adapter", [adapter], "P9", fault="P9")
     good, bad = verdicts(good), verdicts(bad)
     if [v for v, _ in good.values()] != ["pass"] or "inconclusive" in str(good):
         failures.append("the conforming dlpackpp adapter does not pass P9: %s" % good)
     if [v for v, _ in bad.values()] != ["fail"]:
         failures.append("the broken dlpackpp adapter (ignores stream) is not caught: %s" % bad)
-    if status != 0:
+    if status not in (0, 1):  # 1: a MUST failed, which the verdicts above already judged
         failures.append("the kit exited %d on %s" % (status, targets))
     if failures:
         sys.exit("\n".join(failures))
