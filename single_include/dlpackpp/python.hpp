@@ -1998,15 +1998,18 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-/// How one dlpackpp.Tensor orders its pending work before a consumer (python/cuda.hpp fills
-/// it). A static table: the object keeps a pointer to it and a context of the hook's own.
+/// How one dlpackpp.Tensor orders its pending work before a consumer, and its consumers' work
+/// before the tensor's deleter (python/cuda.hpp fills it). A static table: the object keeps a
+/// pointer to it and a context of the hook's own, which the exports share.
 struct StreamHook {
   /// Makes `stream` (what __dlpack__ was given: Py_None or an int) wait for the work, without
   /// blocking the host; NULL means the host itself reads next (copy=True) and must wait.
   /// False with a Python exception set.
   bool (*order)(void* context, PyObject* stream) noexcept;
-  /// Releases `context`, exactly once, when the object dies: on whatever thread drops it,
-  /// also while the interpreter finalizes, so it calls no Python.
+  /// Releases `context`, exactly once, when the tensor itself goes (the object and every
+  /// export), just before its deleter runs: a deleter that frees in its stream's order must
+  /// come after the work each consumer queued on the stream it named. On whatever thread lets
+  /// go last, also while the interpreter finalizes, so it calls no Python.
   void (*release)(void* context) noexcept;
 };
 
@@ -2153,16 +2156,21 @@ template <class T>
 using RecycledBlock = ::dlpackpp::detail::RecycledBlock<T, !DLPACKPP_DETAIL_PY_FREE_THREADED>;
 
 /// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
-/// (the object, each export).
+/// (the object, each export). The object's stream hook moves here when the object dies with
+/// exports alive (release_tensor), written before its holder is let go.
 struct SharedTensor {
   std::atomic<std::size_t> holders{1};
   ImportedTensor tensor;
+  const StreamHook* hook = nullptr;
+  void* hook_context = nullptr;
   explicit SharedTensor(ImportedTensor&& t) noexcept : tensor(std::move(t)) {}
 };
 
-/// One holder gone; the last releases the tensor (its deleter runs here, exactly once).
+/// One holder gone; the last releases the hook, then the tensor (its deleter runs here,
+/// exactly once).
 inline void let_go(SharedTensor* shared) noexcept {
   if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (shared->hook != nullptr) shared->hook->release(shared->hook_context);
     shared->~SharedTensor();
     RecycledBlock<SharedTensor>::give_back(shared);
   }
@@ -2224,7 +2232,7 @@ struct TensorObject {
   std::atomic<PyObject*> device_tuple;  ///< (device_type, device_id), made on first use
   std::atomic<bool> exported;           ///< exported (or imported through the table) at least once
   const StreamHook* hook;               ///< NULL, or how pending device work is ordered
-  void* hook_context;                   ///< the hook's own, released with the object
+  void* hook_context;                   ///< the hook's own, released with the tensor
 };
 
 inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
@@ -2261,14 +2269,17 @@ inline SharedTensor* shared_of(TensorObject* self) noexcept {
   return self->shared;
 }
 
-/// Releases the object's hold on its tensor, and its stream hook's context (tp_dealloc). The
-/// exports keep no hook: each ordered its consumer's stream when it was made.
+/// Releases the object's hold on its tensor (tp_dealloc). Its stream hook goes with the tensor,
+/// before the deleter: now if nothing else holds it, else with the last export.
 inline void release_tensor(TensorObject* self) noexcept {
-  if (self->hook != nullptr) self->hook->release(self->hook_context);
-  if (self->shared != nullptr)
+  if (self->shared != nullptr) {
+    self->shared->hook = self->hook;
+    self->shared->hook_context = self->hook_context;
     let_go(self->shared);
-  else
+  } else {
+    if (self->hook != nullptr) self->hook->release(self->hook_context);
     self->own.~ImportedTensor();
+  }
 }
 
 /// Makes a consumer's `stream` wait for the work the object's producer may still have queued
@@ -3080,7 +3091,8 @@ DLPACKPP_END_NAMESPACE
 /// @file
 /// CUDA work still pending when a tensor reaches Python: to_pyobject(tensor, producer_stream)
 /// records an event on the producer's stream, and every `__dlpack__(stream=s)` makes `s` wait
-/// for it (cudaStreamWaitEvent) instead of the host waiting for the device. Part of
+/// for it (cudaStreamWaitEvent) instead of the host waiting for the device; when the tensor
+/// goes, the producer's stream waits for those consumers' streams before its deleter. Part of
 /// <dlpackpp/python.hpp>, and like <dlpackpp/cuda.hpp> active only in translation units that
 /// see the CUDA runtime (under nvcc, after `#include <cuda_runtime_api.h>`, or with
 /// DLPACKPP_HAS_CUDA_RUNTIME=1); elsewhere empty. Link the CUDA runtime (`CUDA::cudart`).
@@ -3101,6 +3113,7 @@ DLPACKPP_END_NAMESPACE
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <mutex>
 #include <new>
 #include <utility>
 
@@ -3108,10 +3121,37 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-/// One exported tensor's pending work: an event recorded on the producer's stream at export.
+/// One tensor's pending work: an event recorded on the producer's stream at to_pyobject, and
+/// the streams its consumers named, which the producer's stream waits for before the tensor's
+/// deleter (cuda_release).
 struct CudaPendingWork {
+  /// Distinct consumer streams kept; beyond them the host waits for the device at release.
+  static constexpr int max_consumers = 4;
   cudaEvent_t event = nullptr;
   Device device;
+  cudaStream_t producer = nullptr;
+  std::mutex mutex;             // orders from two threads at once (free-threaded builds)
+  bool default_stream = false;  // a consumer named the legacy or the per-thread default stream
+  bool too_many = false;
+  int consumer_count = 0;
+  cudaStream_t consumers[max_consumers] = {};
+
+  /// Notes that `consumer` may use the tensor until the tensor goes.
+  void add(const ConsumerStream& consumer) noexcept {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (consumer.kind != CudaConsumer::handle) {
+      default_stream = true;
+      return;
+    }
+    const auto stream = reinterpret_cast<cudaStream_t>(consumer.handle);
+    for (int i = 0; i < consumer_count; ++i) {
+      if (consumers[i] == stream) return;
+    }
+    if (consumer_count == max_consumers)
+      too_many = true;
+    else
+      consumers[consumer_count++] = stream;
+  }
 };
 
 /// Raises the Error a failed CUDA call makes (dlpackpp::detail::cuda_error), which throws
@@ -3138,7 +3178,7 @@ inline cudaStream_t cuda_stream_of(const ConsumerStream& consumer) noexcept {
 /// does), -1 leaves the order to the consumer, and a host copy (copy=True of managed memory)
 /// waits on the host, the one reader that has no stream.
 inline bool cuda_order(void* context, PyObject* stream) noexcept {
-  const auto* work = static_cast<const CudaPendingWork*>(context);
+  auto* work = static_cast<CudaPendingWork*>(context);
   if (stream == nullptr) {
     if (!work->device.is_host_accessible()) return true;  // the copy is refused after this
     const cudaError_t status = cudaEventSynchronize(work->event);
@@ -3155,15 +3195,43 @@ inline bool cuda_order(void* context, PyObject* stream) noexcept {
     return false;
   }
   const cudaError_t status = cudaStreamWaitEvent(cuda_stream_of(consumer), work->event, 0);
-  if (status != cudaSuccess) raise_cuda_error("cudaStreamWaitEvent", work->device, status);
-  return status == cudaSuccess;
+  if (status != cudaSuccess) {
+    raise_cuda_error("cudaStreamWaitEvent", work->device, status);
+    return false;
+  }
+  work->add(consumer);
+  return true;
 }
 
-/// StreamHook::release for CUDA: the event goes, on any thread. A failure (the runtime
+/// Makes the producer's stream wait for the work each consumer queued on the stream it named,
+/// so that a deleter freeing in that stream's order (allocate_cuda's) frees no memory a
+/// consumer kernel still reads: PyTorch calls the deleter as soon as its tensor dies on the
+/// host. The default streams are waited for through the legacy one, which waits for every
+/// blocking stream (per-thread ones included) whichever thread this runs on. Where a stream
+/// cannot be waited on, or more consumers named one than are kept, the host waits for the
+/// device instead: slower, never unsafe.
+inline void order_after_consumers(CudaPendingWork& work) noexcept {
+  bool ordered = !work.too_many;
+  const auto wait_for = [&](cudaStream_t consumer) {
+    if (!ordered || consumer == work.producer) return;
+    ordered = cudaEventRecord(work.event, consumer) == cudaSuccess &&
+              cudaStreamWaitEvent(work.producer, work.event, 0) == cudaSuccess;
+  };
+  if (work.default_stream) wait_for(cudaStreamLegacy);
+  for (int i = 0; i < work.consumer_count; ++i) wait_for(work.consumers[i]);
+  if (!ordered) static_cast<void>(cudaDeviceSynchronize());
+}
+
+/// StreamHook::release for CUDA, just before the tensor's deleter: the producer's stream is
+/// ordered after the consumers', and the event goes, on any thread. A failure (the runtime
 /// already unloaded at process exit) has nowhere to go and is dropped.
 inline void cuda_release(void* context) noexcept {
   auto* work = static_cast<CudaPendingWork*>(context);
-  if (work->event != nullptr) static_cast<void>(cudaEventDestroy(work->event));
+  if (work->event != nullptr) {
+    const ::dlpackpp::detail::CudaDeviceGuard guard(work->device.id());
+    if (guard.status == cudaSuccess) order_after_consumers(*work);
+    static_cast<void>(cudaEventDestroy(work->event));
+  }
   delete work;
 }
 
@@ -3178,6 +3246,7 @@ inline CudaPendingWork* record_pending_work(Device device, cudaStream_t stream) 
     return nullptr;
   }
   work->device = device;
+  work->producer = stream;
   const ::dlpackpp::detail::CudaDeviceGuard guard(device.id());  // events belong to a device
   const char* call = guard.call;
   cudaError_t status = guard.status;
@@ -3213,9 +3282,12 @@ inline Result<void> try_set_current_work_stream(Device device, cudaStream_t stre
 /// blocking the host (None and 1: the legacy default stream, 2: the per-thread one, -1:
 /// nothing, 0: ValueError), every export its own consumer's stream; `producer_stream`
 /// becomes this thread's current work stream on the tensor's device (the exchange table's
-/// current_work_stream), also when the call fails after recording. The event is destroyed
-/// once, with the object. Only Device::cuda
-/// and Device::cuda_managed tensors (else BufferError). On failure returns NULL with a Python
+/// current_work_stream), also when the call fails after recording. When the tensor goes (the
+/// object and every export), `producer_stream` is made to wait for the streams its consumers
+/// named before the tensor's deleter runs, so a deleter may free in `producer_stream`'s order
+/// (allocate_cuda's does); keep `producer_stream`, and each consumer's stream, alive until
+/// then. The event is destroyed once, with the tensor. Only Device::cuda and
+/// Device::cuda_managed tensors (else BufferError). On failure returns NULL with a Python
 /// exception set and leaves `tensor` untouched.
 inline PyObject* to_pyobject(ImportedTensor&& tensor, cudaStream_t producer_stream) noexcept {
   if (!tensor) return to_pyobject(std::move(tensor));  // its ValueError

@@ -37,9 +37,10 @@ using dlpackpp::Device;
 
 namespace {
 
-std::atomic<long> g_deleters{0};  // tensors released (their owners destroyed)
-std::atomic<long> g_released{0};  // hook contexts released
-std::mutex g_mutex;               // guards g_orders (the hook may run on any thread)
+std::atomic<long> g_deleters{0};              // tensors released (their owners destroyed)
+std::atomic<long> g_released{0};              // hook contexts released
+std::atomic<long> g_deleters_at_release{-1};  // g_deleters when the last context was released
+std::mutex g_mutex;                           // guards g_orders (the hook may run on any thread)
 std::vector<std::pair<int, unsigned long long>> g_orders;  // (kind, handle); kind -2: the host
 
 // The owner of a test tensor: its floats, and one tick of g_deleters when destroyed.
@@ -81,6 +82,7 @@ bool record_order(void*, PyObject* stream) noexcept {
 }
 
 void record_release(void*) noexcept {
+  g_deleters_at_release = g_deleters.load();
   ++g_released;
   // Seen by a parent process even when this runs while the interpreter finalizes.
   static const char line[] = "streams_module: hook released\n";
@@ -118,6 +120,10 @@ PyObject* orders(PyObject*, PyObject*) {
     Py_DECREF(item);
   }
   return list;
+}
+
+PyObject* deleters_at_release(PyObject*, PyObject*) {
+  return PyLong_FromLong(g_deleters_at_release.load());
 }
 
 PyObject* counts(PyObject*, PyObject*) {
@@ -221,6 +227,8 @@ PyMethodDef g_methods[] = {
     {"hooked", &hooked, METH_VARARGS, "a dlpackpp.Tensor with the recording stream hook"},
     {"orders", &orders, METH_NOARGS, "what the hook was asked, since the last call"},
     {"counts", &counts, METH_NOARGS, "(hook contexts released, tensors released)"},
+    {"deleters_at_release", &deleters_at_release, METH_NOARGS,
+     "tensors released when the last hook context was"},
     {"current_stream", &current_stream, METH_VARARGS, "py::current_stream(obj, device)"},
     {"set_work_stream", &set_work_stream, METH_VARARGS, "the thread's current work stream"},
     {"import_tensor", &import_tensor, METH_VARARGS, "py::try_from_dlpack(obj[, stream[, borrow]])"},

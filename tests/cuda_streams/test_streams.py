@@ -3,7 +3,8 @@
 
 The recording hook (streams_module.cpp) reads `stream` with the CUDA hook's own function, so
 these cases prove which stream each export orders, that a refused value orders nothing, that
-the hook's context is released exactly once (with exports alive, on another thread, at exit),
+the hook's context is released exactly once, with the tensor and before its deleter (after
+the last export, on another thread, at exit),
 and what the exchange table's current_work_stream reports. The CUDA room itself runs against
 the real runtime where it is linked: its refusals everywhere, its error path without a
 device, its events with one (skipped, saying so, without)."""
@@ -119,16 +120,28 @@ class StreamValues(unittest.TestCase):
 
 
 class Release(unittest.TestCase):
-    """The hook's context goes exactly once, with the object, whatever else is alive."""
+    """The hook's context goes exactly once, with the tensor (the object and every export),
+    just before the tensor's deleter: the CUDA hook orders the consumers' streams there."""
 
-    def test_once_with_the_object_while_exports_live(self):
+    def test_once_with_the_last_export_before_the_deleter(self):
         released, deleted = counts()
         t = m.hooked(KDL_CUDA, 0, 4)
         capsules = [t.__dlpack__(stream=s) for s in (3, 4)]
         del t
-        self.assertEqual(counts(), (released + 1, deleted))  # the exports hold the tensor
+        self.assertEqual(counts(), (released, deleted))  # the exports hold tensor and hook
+        capsules.pop()
+        self.assertEqual(counts(), (released, deleted))
         del capsules
         self.assertEqual(counts(), (released + 1, deleted + 1))
+        self.assertEqual(m.deleters_at_release(), deleted)  # the hook went first
+
+    def test_with_the_object_when_nothing_was_exported(self):
+        released, deleted = counts()
+        t = m.hooked(KDL_CUDA, 0, 4)
+        self.assertEqual(m.import_tensor(t, 3, True), (KDL_CUDA, 0))  # read in place
+        del t
+        self.assertEqual(counts(), (released + 1, deleted + 1))
+        self.assertEqual(m.deleters_at_release(), deleted)
 
     def test_on_another_thread(self):
         released, deleted = counts()

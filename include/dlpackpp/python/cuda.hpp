@@ -2,7 +2,8 @@
 /// @file
 /// CUDA work still pending when a tensor reaches Python: to_pyobject(tensor, producer_stream)
 /// records an event on the producer's stream, and every `__dlpack__(stream=s)` makes `s` wait
-/// for it (cudaStreamWaitEvent) instead of the host waiting for the device. Part of
+/// for it (cudaStreamWaitEvent) instead of the host waiting for the device; when the tensor
+/// goes, the producer's stream waits for those consumers' streams before its deleter. Part of
 /// <dlpackpp/python.hpp>, and like <dlpackpp/cuda.hpp> active only in translation units that
 /// see the CUDA runtime (under nvcc, after `#include <cuda_runtime_api.h>`, or with
 /// DLPACKPP_HAS_CUDA_RUNTIME=1); elsewhere empty. Link the CUDA runtime (`CUDA::cudart`).
@@ -24,6 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <mutex>
 #include <new>
 #include <utility>
 
@@ -31,10 +33,37 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-/// One exported tensor's pending work: an event recorded on the producer's stream at export.
+/// One tensor's pending work: an event recorded on the producer's stream at to_pyobject, and
+/// the streams its consumers named, which the producer's stream waits for before the tensor's
+/// deleter (cuda_release).
 struct CudaPendingWork {
+  /// Distinct consumer streams kept; beyond them the host waits for the device at release.
+  static constexpr int max_consumers = 4;
   cudaEvent_t event = nullptr;
   Device device;
+  cudaStream_t producer = nullptr;
+  std::mutex mutex;             // orders from two threads at once (free-threaded builds)
+  bool default_stream = false;  // a consumer named the legacy or the per-thread default stream
+  bool too_many = false;
+  int consumer_count = 0;
+  cudaStream_t consumers[max_consumers] = {};
+
+  /// Notes that `consumer` may use the tensor until the tensor goes.
+  void add(const ConsumerStream& consumer) noexcept {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (consumer.kind != CudaConsumer::handle) {
+      default_stream = true;
+      return;
+    }
+    const auto stream = reinterpret_cast<cudaStream_t>(consumer.handle);
+    for (int i = 0; i < consumer_count; ++i) {
+      if (consumers[i] == stream) return;
+    }
+    if (consumer_count == max_consumers)
+      too_many = true;
+    else
+      consumers[consumer_count++] = stream;
+  }
 };
 
 /// Raises the Error a failed CUDA call makes (dlpackpp::detail::cuda_error), which throws
@@ -61,7 +90,7 @@ inline cudaStream_t cuda_stream_of(const ConsumerStream& consumer) noexcept {
 /// does), -1 leaves the order to the consumer, and a host copy (copy=True of managed memory)
 /// waits on the host, the one reader that has no stream.
 inline bool cuda_order(void* context, PyObject* stream) noexcept {
-  const auto* work = static_cast<const CudaPendingWork*>(context);
+  auto* work = static_cast<CudaPendingWork*>(context);
   if (stream == nullptr) {
     if (!work->device.is_host_accessible()) return true;  // the copy is refused after this
     const cudaError_t status = cudaEventSynchronize(work->event);
@@ -78,15 +107,43 @@ inline bool cuda_order(void* context, PyObject* stream) noexcept {
     return false;
   }
   const cudaError_t status = cudaStreamWaitEvent(cuda_stream_of(consumer), work->event, 0);
-  if (status != cudaSuccess) raise_cuda_error("cudaStreamWaitEvent", work->device, status);
-  return status == cudaSuccess;
+  if (status != cudaSuccess) {
+    raise_cuda_error("cudaStreamWaitEvent", work->device, status);
+    return false;
+  }
+  work->add(consumer);
+  return true;
 }
 
-/// StreamHook::release for CUDA: the event goes, on any thread. A failure (the runtime
+/// Makes the producer's stream wait for the work each consumer queued on the stream it named,
+/// so that a deleter freeing in that stream's order (allocate_cuda's) frees no memory a
+/// consumer kernel still reads: PyTorch calls the deleter as soon as its tensor dies on the
+/// host. The default streams are waited for through the legacy one, which waits for every
+/// blocking stream (per-thread ones included) whichever thread this runs on. Where a stream
+/// cannot be waited on, or more consumers named one than are kept, the host waits for the
+/// device instead: slower, never unsafe.
+inline void order_after_consumers(CudaPendingWork& work) noexcept {
+  bool ordered = !work.too_many;
+  const auto wait_for = [&](cudaStream_t consumer) {
+    if (!ordered || consumer == work.producer) return;
+    ordered = cudaEventRecord(work.event, consumer) == cudaSuccess &&
+              cudaStreamWaitEvent(work.producer, work.event, 0) == cudaSuccess;
+  };
+  if (work.default_stream) wait_for(cudaStreamLegacy);
+  for (int i = 0; i < work.consumer_count; ++i) wait_for(work.consumers[i]);
+  if (!ordered) static_cast<void>(cudaDeviceSynchronize());
+}
+
+/// StreamHook::release for CUDA, just before the tensor's deleter: the producer's stream is
+/// ordered after the consumers', and the event goes, on any thread. A failure (the runtime
 /// already unloaded at process exit) has nowhere to go and is dropped.
 inline void cuda_release(void* context) noexcept {
   auto* work = static_cast<CudaPendingWork*>(context);
-  if (work->event != nullptr) static_cast<void>(cudaEventDestroy(work->event));
+  if (work->event != nullptr) {
+    const ::dlpackpp::detail::CudaDeviceGuard guard(work->device.id());
+    if (guard.status == cudaSuccess) order_after_consumers(*work);
+    static_cast<void>(cudaEventDestroy(work->event));
+  }
   delete work;
 }
 
@@ -101,6 +158,7 @@ inline CudaPendingWork* record_pending_work(Device device, cudaStream_t stream) 
     return nullptr;
   }
   work->device = device;
+  work->producer = stream;
   const ::dlpackpp::detail::CudaDeviceGuard guard(device.id());  // events belong to a device
   const char* call = guard.call;
   cudaError_t status = guard.status;
@@ -136,9 +194,12 @@ inline Result<void> try_set_current_work_stream(Device device, cudaStream_t stre
 /// blocking the host (None and 1: the legacy default stream, 2: the per-thread one, -1:
 /// nothing, 0: ValueError), every export its own consumer's stream; `producer_stream`
 /// becomes this thread's current work stream on the tensor's device (the exchange table's
-/// current_work_stream), also when the call fails after recording. The event is destroyed
-/// once, with the object. Only Device::cuda
-/// and Device::cuda_managed tensors (else BufferError). On failure returns NULL with a Python
+/// current_work_stream), also when the call fails after recording. When the tensor goes (the
+/// object and every export), `producer_stream` is made to wait for the streams its consumers
+/// named before the tensor's deleter runs, so a deleter may free in `producer_stream`'s order
+/// (allocate_cuda's does); keep `producer_stream`, and each consumer's stream, alive until
+/// then. The event is destroyed once, with the tensor. Only Device::cuda and
+/// Device::cuda_managed tensors (else BufferError). On failure returns NULL with a Python
 /// exception set and leaves `tensor` untouched.
 inline PyObject* to_pyobject(ImportedTensor&& tensor, cudaStream_t producer_stream) noexcept {
   if (!tensor) return to_pyobject(std::move(tensor));  // its ValueError

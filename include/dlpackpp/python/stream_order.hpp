@@ -21,15 +21,18 @@ DLPACKPP_BEGIN_NAMESPACE
 namespace python {
 namespace detail {
 
-/// How one dlpackpp.Tensor orders its pending work before a consumer (python/cuda.hpp fills
-/// it). A static table: the object keeps a pointer to it and a context of the hook's own.
+/// How one dlpackpp.Tensor orders its pending work before a consumer, and its consumers' work
+/// before the tensor's deleter (python/cuda.hpp fills it). A static table: the object keeps a
+/// pointer to it and a context of the hook's own, which the exports share.
 struct StreamHook {
   /// Makes `stream` (what __dlpack__ was given: Py_None or an int) wait for the work, without
   /// blocking the host; NULL means the host itself reads next (copy=True) and must wait.
   /// False with a Python exception set.
   bool (*order)(void* context, PyObject* stream) noexcept;
-  /// Releases `context`, exactly once, when the object dies: on whatever thread drops it,
-  /// also while the interpreter finalizes, so it calls no Python.
+  /// Releases `context`, exactly once, when the tensor itself goes (the object and every
+  /// export), just before its deleter runs: a deleter that frees in its stream's order must
+  /// come after the work each consumer queued on the stream it named. On whatever thread lets
+  /// go last, also while the interpreter finalizes, so it calls no Python.
   void (*release)(void* context) noexcept;
 };
 

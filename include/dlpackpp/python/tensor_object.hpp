@@ -44,16 +44,21 @@ template <class T>
 using RecycledBlock = ::dlpackpp::detail::RecycledBlock<T, !DLPACKPP_DETAIL_PY_FREE_THREADED>;
 
 /// The C++ tensor of a dlpackpp.Tensor once it has been exported, and the number of holders
-/// (the object, each export).
+/// (the object, each export). The object's stream hook moves here when the object dies with
+/// exports alive (release_tensor), written before its holder is let go.
 struct SharedTensor {
   std::atomic<std::size_t> holders{1};
   ImportedTensor tensor;
+  const StreamHook* hook = nullptr;
+  void* hook_context = nullptr;
   explicit SharedTensor(ImportedTensor&& t) noexcept : tensor(std::move(t)) {}
 };
 
-/// One holder gone; the last releases the tensor (its deleter runs here, exactly once).
+/// One holder gone; the last releases the hook, then the tensor (its deleter runs here,
+/// exactly once).
 inline void let_go(SharedTensor* shared) noexcept {
   if (shared->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (shared->hook != nullptr) shared->hook->release(shared->hook_context);
     shared->~SharedTensor();
     RecycledBlock<SharedTensor>::give_back(shared);
   }
@@ -115,7 +120,7 @@ struct TensorObject {
   std::atomic<PyObject*> device_tuple;  ///< (device_type, device_id), made on first use
   std::atomic<bool> exported;           ///< exported (or imported through the table) at least once
   const StreamHook* hook;               ///< NULL, or how pending device work is ordered
-  void* hook_context;                   ///< the hook's own, released with the object
+  void* hook_context;                   ///< the hook's own, released with the tensor
 };
 
 inline bool is_tensor_object(Internals& in, PyObject* obj) noexcept {
@@ -152,14 +157,17 @@ inline SharedTensor* shared_of(TensorObject* self) noexcept {
   return self->shared;
 }
 
-/// Releases the object's hold on its tensor, and its stream hook's context (tp_dealloc). The
-/// exports keep no hook: each ordered its consumer's stream when it was made.
+/// Releases the object's hold on its tensor (tp_dealloc). Its stream hook goes with the tensor,
+/// before the deleter: now if nothing else holds it, else with the last export.
 inline void release_tensor(TensorObject* self) noexcept {
-  if (self->hook != nullptr) self->hook->release(self->hook_context);
-  if (self->shared != nullptr)
+  if (self->shared != nullptr) {
+    self->shared->hook = self->hook;
+    self->shared->hook_context = self->hook_context;
     let_go(self->shared);
-  else
+  } else {
+    if (self->hook != nullptr) self->hook->release(self->hook_context);
     self->own.~ImportedTensor();
+  }
 }
 
 /// Makes a consumer's `stream` wait for the work the object's producer may still have queued
