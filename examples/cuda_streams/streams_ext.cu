@@ -95,7 +95,8 @@ pb::object iota(std::int64_t n, long long spin) {
   iota_kernel<<<blocks_for(n), 256, 0, stream>>>(t.view().accessor<float, 1>(), spin);
   check(cudaGetLastError(), "iota_kernel");
   // No synchronization: the object carries an event recorded on `stream` now, and each
-  // consumer's __dlpack__(stream=s) makes s wait for it.
+  // consumer's __dlpack__(stream=s) makes s wait for it. When the tensor goes, `stream` waits
+  // for those s before the memory is freed in its order.
   return steal_or_throw(py::to_pyobject(std::move(t), stream));
 }
 
