@@ -3130,20 +3130,14 @@ struct CudaPendingWork {
   cudaEvent_t event = nullptr;
   Device device;
   cudaStream_t producer = nullptr;
-  std::mutex mutex;             // orders from two threads at once (free-threaded builds)
-  bool default_stream = false;  // a consumer named the legacy or the per-thread default stream
+  std::mutex mutex;  // orders from two threads at once (free-threaded builds)
   bool too_many = false;
   int consumer_count = 0;
   cudaStream_t consumers[max_consumers] = {};
 
-  /// Notes that `consumer` may use the tensor until the tensor goes.
-  void add(const ConsumerStream& consumer) noexcept {
+  /// Notes that `stream` may read the tensor until the tensor goes.
+  void add(cudaStream_t stream) noexcept {
     const std::lock_guard<std::mutex> lock(mutex);
-    if (consumer.kind != CudaConsumer::handle) {
-      default_stream = true;
-      return;
-    }
-    const auto stream = reinterpret_cast<cudaStream_t>(consumer.handle);
     for (int i = 0; i < consumer_count; ++i) {
       if (consumers[i] == stream) return;
     }
@@ -3199,26 +3193,28 @@ inline bool cuda_order(void* context, PyObject* stream) noexcept {
     raise_cuda_error("cudaStreamWaitEvent", work->device, status);
     return false;
   }
-  work->add(consumer);
+  // Kept for release, on any thread: a per-thread default stream is named through the legacy
+  // one, which waits for every blocking stream (per-thread ones included).
+  work->add(consumer.kind == CudaConsumer::handle ? cuda_stream_of(consumer) : cudaStreamLegacy);
   return true;
 }
 
 /// Makes the producer's stream wait for the work each consumer queued on the stream it named,
 /// so that a deleter freeing in that stream's order (allocate_cuda's) frees no memory a
 /// consumer kernel still reads: PyTorch calls the deleter as soon as its tensor dies on the
-/// host. The default streams are waited for through the legacy one, which waits for every
-/// blocking stream (per-thread ones included) whichever thread this runs on. Where a stream
-/// cannot be waited on, or more consumers named one than are kept, the host waits for the
-/// device instead: slower, never unsafe.
+/// host. Where a stream cannot be waited on, or more consumers named one than are kept, the
+/// host waits for the device instead: slower, never unsafe. What it buys: the example's loop
+/// (`torch.from_dlpack(iota(n))` dropped after one add, 20 times) summed wrong in 3 runs of 3
+/// without it, right in 3 of 3 with it, the host never waiting (H200, docs/cuda.md). What it
+/// relies on: the producer's stream and each consumer's stream alive until the tensor goes.
 inline void order_after_consumers(CudaPendingWork& work) noexcept {
   bool ordered = !work.too_many;
-  const auto wait_for = [&](cudaStream_t consumer) {
-    if (!ordered || consumer == work.producer) return;
+  for (int i = 0; ordered && i < work.consumer_count; ++i) {
+    const cudaStream_t consumer = work.consumers[i];
+    if (consumer == work.producer) continue;
     ordered = cudaEventRecord(work.event, consumer) == cudaSuccess &&
               cudaStreamWaitEvent(work.producer, work.event, 0) == cudaSuccess;
-  };
-  if (work.default_stream) wait_for(cudaStreamLegacy);
-  for (int i = 0; i < work.consumer_count; ++i) wait_for(work.consumers[i]);
+  }
   if (!ordered) static_cast<void>(cudaDeviceSynchronize());
 }
 
